@@ -1,0 +1,192 @@
+//! [`Writer`]: a growable output buffer that writes wire values, including
+//! nested LEN values whose length is only known once their content is written.
+//!
+//! ## Nested lengths: reserve one byte, backpatch, shift when needed
+//!
+//! [`Writer::begin_len`] reserves one byte for the length and returns a
+//! [`LenMark`]; [`Writer::end_len`] writes the real length there. A body of
+//! fewer than 128 bytes (most sub-messages, map entries and short packed
+//! runs) needs nothing more. A longer body is moved right by the extra
+//! length bytes (one `memmove` of the body per nesting level). This keeps
+//! encoding to one pass over the input — essential when the input is a Lua
+//! table, where a separate size pass would read every value twice — and the
+//! output canonical (shortest length varints, byte-identical to protobuf C++).
+//! The alternatives and their measured costs are in `docs/PERF_LOG.md`.
+
+use alloc::vec::Vec;
+
+use crate::varint::{MAX_VARINT_LEN, encode_varint, encoded_len_varint};
+use crate::wire_type::{EncodedTag, Tag};
+
+/// A position where a nested LEN value's length byte was reserved.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a reserved length must be closed with Writer::end_len"]
+pub struct LenMark(usize);
+
+/// A growable buffer of protobuf output.
+///
+/// It wraps a `Vec<u8>`; [`Writer::clear`] keeps the capacity, so a writer
+/// reused across messages stops allocating once it has grown to the largest
+/// message.
+#[derive(Debug, Clone, Default)]
+pub struct Writer {
+    buf: Vec<u8>,
+}
+
+impl Writer {
+    /// An empty writer.
+    #[inline]
+    pub const fn new() -> Self {
+        Writer { buf: Vec::new() }
+    }
+
+    /// An empty writer with room for `capacity` bytes.
+    #[inline]
+    pub fn with_capacity(capacity: usize) -> Self {
+        Writer { buf: Vec::with_capacity(capacity) }
+    }
+
+    /// A writer that appends to `buf`.
+    #[inline]
+    pub const fn from_vec(buf: Vec<u8>) -> Self {
+        Writer { buf }
+    }
+
+    /// The bytes written, as a `Vec`.
+    #[inline]
+    pub fn into_vec(self) -> Vec<u8> {
+        self.buf
+    }
+
+    /// The bytes written so far.
+    #[inline]
+    pub fn as_slice(&self) -> &[u8] {
+        &self.buf
+    }
+
+    /// How many bytes have been written.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Whether nothing has been written.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+
+    /// Forgets the content, keeps the capacity.
+    #[inline]
+    pub fn clear(&mut self) {
+        self.buf.clear();
+    }
+
+    /// Drops everything written after the first `len` bytes.
+    #[inline]
+    pub fn truncate(&mut self, len: usize) {
+        self.buf.truncate(len);
+    }
+
+    /// The capacity in bytes.
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
+    /// Makes room for `additional` more bytes.
+    #[inline]
+    pub fn reserve(&mut self, additional: usize) {
+        self.buf.reserve(additional);
+    }
+
+    /// Appends a varint.
+    #[inline]
+    pub fn put_varint(&mut self, value: u64) {
+        if value < 0x80 {
+            self.buf.push(value as u8);
+            return;
+        }
+        let mut bytes = [0u8; MAX_VARINT_LEN];
+        let len = encode_varint(value, &mut bytes);
+        self.buf.extend_from_slice(&bytes[..len]);
+    }
+
+    /// Appends a tag.
+    #[inline]
+    pub fn put_tag(&mut self, tag: Tag) {
+        self.put_varint(u64::from(tag.raw()));
+    }
+
+    /// Appends a precomputed tag.
+    #[inline]
+    pub fn put_encoded_tag(&mut self, tag: &EncodedTag) {
+        self.buf.extend_from_slice(tag.as_bytes());
+    }
+
+    /// Appends 4 little-endian bytes.
+    #[inline]
+    pub fn put_fixed32(&mut self, value: u32) {
+        self.buf.extend_from_slice(&value.to_le_bytes());
+    }
+
+    /// Appends 8 little-endian bytes.
+    #[inline]
+    pub fn put_fixed64(&mut self, value: u64) {
+        self.buf.extend_from_slice(&value.to_le_bytes());
+    }
+
+    /// Appends raw bytes.
+    #[inline]
+    pub fn put_bytes(&mut self, bytes: &[u8]) {
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Appends a length prefix and `bytes` (a LEN value known up front).
+    #[inline]
+    pub fn put_len_bytes(&mut self, bytes: &[u8]) {
+        self.put_varint(bytes.len() as u64);
+        self.buf.extend_from_slice(bytes);
+    }
+
+    /// Starts a LEN value whose length is not known yet: reserves one byte.
+    #[inline]
+    pub fn begin_len(&mut self) -> LenMark {
+        let mark = LenMark(self.buf.len());
+        self.buf.push(0);
+        mark
+    }
+
+    /// The number of bytes written since `mark` (the body so far).
+    #[inline]
+    pub fn len_since(&self, mark: LenMark) -> usize {
+        self.buf.len() - mark.0 - 1
+    }
+
+    /// Ends the LEN value started at `mark`: writes its length, moving the
+    /// body right when the length needs more than one byte.
+    ///
+    /// Marks must be closed innermost first.
+    #[inline]
+    pub fn end_len(&mut self, mark: LenMark) {
+        let body_len = self.len_since(mark);
+        if body_len < 0x80 {
+            self.buf[mark.0] = body_len as u8;
+        } else {
+            self.end_len_long(mark, body_len);
+        }
+    }
+
+    #[cold]
+    fn end_len_long(&mut self, mark: LenMark, body_len: usize) {
+        let prefix_len = encoded_len_varint(body_len as u64);
+        let extra = prefix_len - 1;
+        let body_start = mark.0 + 1;
+        let old_end = self.buf.len();
+        self.buf.resize(old_end + extra, 0);
+        self.buf.copy_within(body_start..old_end, body_start + extra);
+        let mut bytes = [0u8; MAX_VARINT_LEN];
+        encode_varint(body_len as u64, &mut bytes);
+        self.buf[mark.0..mark.0 + prefix_len].copy_from_slice(&bytes[..prefix_len]);
+    }
+}
