@@ -100,6 +100,13 @@ impl Writer {
         self.buf.reserve(additional);
     }
 
+    /// The underlying buffer, for callers that rearrange written bytes
+    /// (e.g. sorting map entries after writing them).
+    #[inline]
+    pub fn as_mut_vec(&mut self) -> &mut Vec<u8> {
+        &mut self.buf
+    }
+
     /// Appends a varint.
     #[inline]
     pub fn put_varint(&mut self, value: u64) {
