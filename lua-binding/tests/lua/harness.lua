@@ -1,0 +1,146 @@
+-- Test harness shared by every `test_*.lua` file.
+--
+-- Hosts (the Rust test runner, tarantool, plain luajit/lua5.4) set the
+-- globals `FIXTURES` (absolute path of the fixtures folder, no trailing
+-- slash) and `protolua` (the loaded module), then `dofile` this file, then
+-- each test file, then call `T.finish()`. Lua 5.1 compatible.
+
+local T = {}
+_G.T = T
+
+local passed, failed, failures = 0, 0, {}
+local is_luajit = type(jit) == 'table'
+local ffi = is_luajit and require('ffi') or nil
+local LIMIT_I = is_luajit and ffi.new('int64_t', 2 ^ 53)
+local NEG_LIMIT_I = is_luajit and ffi.new('int64_t', -2 ^ 53)
+local LIMIT_U = is_luajit and ffi.new('uint64_t', 2 ^ 53)
+
+--- Run one named test; errors are caught and reported, not fatal.
+function T.test(name, fn)
+    local ok, err = xpcall(fn, debug.traceback)
+    if ok then
+        passed = passed + 1
+    else
+        failed = failed + 1
+        failures[#failures + 1] = name .. ': ' .. tostring(err)
+        io.stderr:write('FAIL ', name, '\n', tostring(err), '\n')
+    end
+end
+
+local function is_nan(v) return type(v) == 'number' and v ~= v end
+
+local function describe(v)
+    if type(v) == 'string' then return string.format('%q', v) end
+    return tostring(v)
+end
+
+local function deep_eq(a, b, path)
+    if is_nan(a) and is_nan(b) then return true end
+    local ta, tb = type(a), type(b)
+    if ta == 'cdata' or tb == 'cdata' then
+        if (ta == 'cdata' or ta == 'number') and (tb == 'cdata' or tb == 'number') then
+            -- LuaJIT compares 64-bit cdata with numbers and with each other by value.
+            if a == b then return true end
+        end
+        return false, path .. ': ' .. describe(a) .. ' ~= ' .. describe(b)
+    end
+    if ta ~= tb then
+        return false, path .. ': type ' .. ta .. ' (' .. describe(a) .. ') ~= ' .. tb .. ' (' .. describe(b) .. ')'
+    end
+    if ta ~= 'table' then
+        if a == b then return true end
+        if ta == 'number' and math.type and math.type(a) ~= math.type(b) and a == b then return true end
+        return false, path .. ': ' .. describe(a) .. ' ~= ' .. describe(b)
+    end
+    for k, v in pairs(a) do
+        local ok, why = deep_eq(v, b[k], path .. '.' .. tostring(k))
+        if not ok then return false, why end
+    end
+    for k, v in pairs(b) do
+        if a[k] == nil then
+            return false, path .. '.' .. tostring(k) .. ': missing (expected ' .. describe(v) .. ')'
+        end
+    end
+    return true
+end
+
+--- Deep equality (NaN equals NaN; 64-bit cdata equals the same number).
+function T.eq(actual, expected, msg)
+    local ok, why = deep_eq(actual, expected, msg or 'value')
+    if not ok then error(why, 2) end
+end
+
+--- Assert that `fn(...)` raises an error whose message contains `needle`
+--- (plain substring match) and starts with "protolua:".
+function T.raises(needle, fn, ...)
+    local ok, err = pcall(fn, ...)
+    if ok then error('expected an error containing ' .. describe(needle), 2) end
+    err = tostring(err)
+    if not err:find('protolua:', 1, true) then
+        error('error does not start with protolua: ' .. err, 2)
+    end
+    if not err:find(needle, 1, true) then
+        error('error ' .. describe(err) .. ' does not contain ' .. describe(needle), 2)
+    end
+    return err
+end
+
+local function parse_int64(s, unsigned)
+    local neg = false
+    local i = 1
+    if s:sub(1, 1) == '-' then neg = true; i = 2 end
+    if is_luajit then
+        local v = unsigned and ffi.new('uint64_t', 0) or ffi.new('int64_t', 0)
+        for j = i, #s do v = v * 10 + (s:byte(j) - 48) end
+        if neg then v = -v end
+        return v
+    end
+    -- Lua 5.3+: integer arithmetic wraps, which gives the two's-complement
+    -- reading of uint64 values >= 2^63 (the Lua convention).
+    local v = math.tointeger(0)
+    for j = i, #s do v = v * 10 + (s:byte(j) - 48) end
+    if neg then v = -v end
+    return v
+end
+
+--- The int64 whose decimal form is `s`, as protolua decodes it: a number when
+--- |v| <= 2^53, else cdata<int64_t> (LuaJIT) or a native integer (5.3+).
+function T.i64(s)
+    local v = parse_int64(s, false)
+    if is_luajit and v >= NEG_LIMIT_I and v <= LIMIT_I then return tonumber(v) end
+    return v
+end
+
+--- The uint64 whose decimal form is `s` (see `T.i64`).
+function T.u64(s)
+    local v = parse_int64(s, true)
+    if is_luajit and v <= LIMIT_U then return tonumber(v) end
+    return v
+end
+
+--- Whole contents of a file as a string.
+function T.readfile(path)
+    local f = assert(io.open(path, 'rb'))
+    local s = f:read('*a')
+    f:close()
+    return s
+end
+
+--- Hex dump, for failure messages.
+function T.hex(s)
+    return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end))
+end
+
+T.is_luajit = is_luajit
+
+--- Print the summary; error if anything failed (hosts turn that into a failure).
+function T.finish()
+    io.stdout:write(string.format('lua tests: %d passed, %d failed\n', passed, failed))
+    if failed > 0 then error(table.concat(failures, '\n\n'), 0) end
+end
+
+-- Golden expectation files call these as globals.
+_G.i64 = T.i64
+_G.u64 = T.u64
+
+return T
