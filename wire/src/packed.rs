@@ -90,7 +90,5 @@ pub fn packed_fixed64(run: &[u8], base: usize) -> Result<impl ExactSizeIterator<
     if !run.len().is_multiple_of(8) {
         return Err(Error::new(ErrorKind::PackedLengthMisaligned { len: run.len(), width: 8 }, base));
     }
-    Ok(run
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])))
+    Ok(run.chunks_exact(8).map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])))
 }

@@ -131,10 +131,7 @@ impl<'a> Reader<'a> {
         let start = self.position();
         let len = self.read_varint()?;
         if len > self.rest.len() as u64 {
-            return Err(Error::new(
-                ErrorKind::LengthOutOfBounds { len, remaining: self.rest.len() },
-                start,
-            ));
+            return Err(Error::new(ErrorKind::LengthOutOfBounds { len, remaining: self.rest.len() }, start));
         }
         Ok(len as usize)
     }

@@ -1,0 +1,151 @@
+//! Descriptor set → [`Plans`].
+//!
+//! Parsing, name resolution and the "unresolved type / duplicate name"
+//! checks are `prost-reflect`'s (a well-kept crate that implements
+//! protobuf's own resolution rules); this module only flattens its view
+//! into the index-linked plans of [`crate::plan`].
+
+use std::collections::HashMap;
+
+use pbwire::{Tag, WireType};
+use prost_reflect::{Cardinality, DescriptorPool, FieldDescriptor, Kind as PKind, Syntax};
+
+use crate::plan::{Card, DENSE_LIMIT, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, OneofPlan, Plans};
+
+/// Parse a serialized `FileDescriptorSet` and compile it.
+pub fn compile_descriptor_set(bytes: &[u8]) -> Result<Plans, String> {
+    let pool = DescriptorPool::decode(bytes).map_err(|e| format!("{e:?}"))?;
+    compile_pool(&pool)
+}
+
+/// Compile every message and enum of `pool` into plans.
+pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
+    let mut plans = Plans::default();
+    let message_index: HashMap<String, usize> =
+        pool.all_messages().enumerate().map(|(i, m)| (m.full_name().to_owned(), i)).collect();
+    let enum_index: HashMap<String, usize> =
+        pool.all_enums().enumerate().map(|(i, e)| (e.full_name().to_owned(), i)).collect();
+    let mut key_ids: HashMap<String, i32> = HashMap::new();
+    let mut intern = |plans: &mut Plans, name: &str| -> i32 {
+        let next = key_ids.len() as i32 + 1;
+        *key_ids.entry(name.to_owned()).or_insert_with(|| {
+            plans.keys.push(name.into());
+            next
+        })
+    };
+
+    for e in pool.all_enums() {
+        let values: Box<[(i32, Box<str>)]> = e.values().map(|v| (v.number(), Box::from(v.name()))).collect();
+        let mut by_number: Vec<(i32, i32)> = values.iter().map(|(n, name)| (*n, intern(&mut plans, name))).collect();
+        // Stable sort, then keep the first declared name of each number.
+        by_number.sort_by_key(|&(n, _)| n);
+        by_number.dedup_by_key(|&mut (n, _)| n);
+        let mut by_name: Vec<(Box<str>, i32)> = values.iter().map(|(n, s)| (s.clone(), *n)).collect();
+        by_name.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+        plans.enums.push(EnumPlan {
+            full_name: e.full_name().into(),
+            values,
+            by_number: by_number.into_boxed_slice(),
+            by_name: by_name.into_boxed_slice(),
+            closed: e.parent_file().syntax() == Syntax::Proto2,
+        });
+    }
+
+    for m in pool.all_messages() {
+        let mut oneofs: Vec<OneofPlan> = Vec::new();
+        let mut oneof_of: HashMap<String, u16> = HashMap::new();
+        for o in m.oneofs().filter(|o| !o.is_synthetic()) {
+            oneof_of.insert(o.full_name().to_owned(), oneofs.len() as u16);
+            oneofs.push(OneofPlan { name: o.name().into(), members: Box::new([]) });
+        }
+        let mut descs: Vec<FieldDescriptor> = m.fields().collect();
+        descs.sort_by_key(|f| f.number());
+        let mut fields = Vec::with_capacity(descs.len());
+        let mut members: Vec<Vec<u16>> = vec![Vec::new(); oneofs.len()];
+        let mut n_slots: u16 = 0;
+        for (i, f) in descs.iter().enumerate() {
+            let (kind, sub) = match f.kind() {
+                PKind::Double => (Kind::Double, 0),
+                PKind::Float => (Kind::Float, 0),
+                PKind::Int32 => (Kind::Int32, 0),
+                PKind::Int64 => (Kind::Int64, 0),
+                PKind::Uint32 => (Kind::UInt32, 0),
+                PKind::Uint64 => (Kind::UInt64, 0),
+                PKind::Sint32 => (Kind::SInt32, 0),
+                PKind::Sint64 => (Kind::SInt64, 0),
+                PKind::Fixed32 => (Kind::Fixed32, 0),
+                PKind::Fixed64 => (Kind::Fixed64, 0),
+                PKind::Sfixed32 => (Kind::SFixed32, 0),
+                PKind::Sfixed64 => (Kind::SFixed64, 0),
+                PKind::Bool => (Kind::Bool, 0),
+                PKind::String => (Kind::String, 0),
+                PKind::Bytes => (Kind::Bytes, 0),
+                PKind::Enum(e) => (Kind::Enum, enum_index[e.full_name()] as u32),
+                PKind::Message(sm) => {
+                    let k = if f.is_group() { Kind::Group } else { Kind::Message };
+                    (k, message_index[sm.full_name()] as u32)
+                }
+            };
+            let card = if f.is_map() {
+                Card::Map
+            } else if f.is_list() {
+                Card::Repeated
+            } else {
+                Card::Single
+            };
+            let packed = card == Card::Repeated && kind.is_packable() && f.is_packed();
+            let wire = if packed { WireType::Len } else { kind.wire_type() };
+            let tag = Tag::new(f.number(), wire).map_err(|e| format!("{}.{}: {e}", m.full_name(), f.name()))?.encode();
+            let key_id = intern(&mut plans, f.name());
+            let oneof = match f.containing_oneof() {
+                Some(o) if !o.is_synthetic() => {
+                    let idx = oneof_of[o.full_name()];
+                    members[idx as usize].push(i as u16);
+                    idx
+                }
+                _ => NO_ONEOF,
+            };
+            let slot = if card == Card::Single {
+                u16::MAX
+            } else {
+                n_slots += 1;
+                n_slots - 1
+            };
+            fields.push(FieldPlan {
+                number: f.number(),
+                kind,
+                card,
+                packed,
+                utf8: kind == Kind::String && f.parent_file().syntax() == Syntax::Proto3,
+                required: f.cardinality() == Cardinality::Required,
+                implicit: card == Card::Single && !f.supports_presence(),
+                key_id,
+                sub,
+                tag,
+                oneof,
+                slot,
+                name: f.name().into(),
+            });
+        }
+        for (o, mem) in oneofs.iter_mut().zip(members) {
+            o.members = mem.into_boxed_slice();
+        }
+        let dense_len =
+            fields.iter().map(|f| f.number).filter(|&n| n < DENSE_LIMIT).max().map_or(0, |n| n as usize + 1);
+        let mut dense = vec![0u16; dense_len];
+        for (i, f) in fields.iter().enumerate() {
+            if f.number < DENSE_LIMIT {
+                dense[f.number as usize] = i as u16 + 1;
+            }
+        }
+        plans.messages.push(MessagePlan {
+            full_name: m.full_name().into(),
+            fields: fields.into_boxed_slice(),
+            dense: dense.into_boxed_slice(),
+            oneofs: oneofs.into_boxed_slice(),
+            n_slots,
+            is_map_entry: m.is_map_entry(),
+        });
+    }
+    Ok(plans)
+}

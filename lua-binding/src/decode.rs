@@ -1,0 +1,487 @@
+//! bytes → Lua table: the plan walk.
+//!
+//! One recursive walk per message. Each level creates its table pre-sized
+//! from the plan, keeps the array (or map table) of each repeated/map field
+//! at a fixed stack slot for the whole message, and pushes strings straight
+//! from the input. Frames hold only borrows and plain values, so a Lua error
+//! raised inside an API call (out of memory) can cross them safely; codec
+//! errors travel back as [`CodecError`] and are raised by the entry point.
+
+use std::os::raw::c_int;
+
+use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
+
+use crate::error::{CodecError, ErrorKind};
+use crate::int64;
+use crate::lua::{self, ffi, lua_State};
+use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+
+/// Repeated-field element counts kept in a frame-local array; fields whose
+/// slot is beyond this ask Lua for the length instead.
+const TRACKED_SLOTS: usize = 32;
+/// Oneofs whose current member is tracked in a frame-local array.
+const TRACKED_ONEOFS: usize = 8;
+/// Upper bound on the hash part pre-sized for a message table.
+const MAX_PRESIZE: usize = 32;
+
+/// Everything a decode needs besides the input.
+pub struct DecodeCtx<'a> {
+    /// The Lua state.
+    pub L: *mut lua_State,
+    /// Compiled schema.
+    pub plans: &'a Plans,
+    /// Index (absolute or upvalue) of the key-string table.
+    pub keys: c_int,
+    /// Index of the int64 helper table (LuaJIT).
+    pub helpers: c_int,
+    /// Nesting limit.
+    pub max_depth: u32,
+}
+
+type Res<T = ()> = Result<T, CodecError>;
+
+impl DecodeCtx<'_> {
+    /// Decode `buf` as message `msg` and push the resulting table.
+    ///
+    /// # Safety
+    /// `L` is valid; `keys`/`helpers` index the schema's tables; the input
+    /// stays anchored (it is a Lua string argument) for the call.
+    pub unsafe fn decode_root(&self, msg: u32, buf: &[u8]) -> Res {
+        let mut r = Reader::new(buf);
+        // SAFETY: forwarded contract.
+        unsafe { self.message(msg, &mut r, 1, None, false) }
+    }
+
+    #[inline(always)]
+    unsafe fn push_key(&self, key_id: i32) {
+        // SAFETY: `keys` is the key table; key ids are in range by construction.
+        unsafe {
+            ffi::lua_rawgeti(self.L, self.keys, key_id as ffi::lua_Integer);
+        }
+    }
+
+    /// Decode one message body and push (or, with `merge`, fill the table
+    /// already on top). `group` is the field number whose END_GROUP ends it.
+    unsafe fn message(&self, mi: u32, r: &mut Reader<'_>, depth: u32, group: Option<u32>, merge: bool) -> Res {
+        let L = self.L;
+        let plan: &MessagePlan = &self.plans.messages[mi as usize];
+        if depth > self.max_depth {
+            return Err(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(r.position())));
+        }
+        // SAFETY: (whole body) every stack index used is `t` or one of the
+        // `n_slots` slots above it, all reserved by lua_checkstack below;
+        // `t` holds a table; raw API calls run no metamethods.
+        unsafe {
+            if ffi::lua_checkstack(L, plan.n_slots as c_int + 8) == 0 {
+                return Err(CodecError::new(ErrorKind::StackOverflow, Some(r.position())));
+            }
+            if !merge {
+                ffi::lua_createtable(L, 0, plan.fields.len().min(MAX_PRESIZE) as c_int);
+            }
+            let t = ffi::lua_gettop(L);
+            ffi::lua_settop(L, t + plan.n_slots as c_int);
+            let mut counts = [0u32; TRACKED_SLOTS];
+            let mut oneof_cur = [0u16; TRACKED_ONEOFS];
+            if merge {
+                self.load_existing_slots(plan, t, &mut counts);
+                oneof_cur = [u16::MAX; TRACKED_ONEOFS];
+            }
+            let mut ended = group.is_none();
+            while !r.is_empty() {
+                let tag = r.read_tag().map_err(CodecError::wire)?;
+                let number = tag.field_number();
+                let wt = tag.wire_type();
+                if wt == WireType::EndGroup {
+                    match group {
+                        Some(g) if g == number => {
+                            ended = true;
+                            break;
+                        }
+                        Some(g) => {
+                            let at = r.position() - tag_len(tag);
+                            return Err(CodecError::wire(pbwire::Error::new(
+                                pbwire::ErrorKind::GroupMismatch { expected: g, found: number },
+                                at,
+                            )));
+                        }
+                        None => {
+                            let at = r.position() - tag_len(tag);
+                            return Err(CodecError::wire(pbwire::Error::new(
+                                pbwire::ErrorKind::UnexpectedEndGroup(number),
+                                at,
+                            )));
+                        }
+                    }
+                }
+                let Some(fi) = plan.field_index(number) else {
+                    self.skip(r, tag, depth)?;
+                    continue;
+                };
+                let f = &plan.fields[fi];
+                match f.card {
+                    Card::Single => {
+                        if wt != f.kind.wire_type() {
+                            self.skip(r, tag, depth)?;
+                            continue;
+                        }
+                        if f.oneof != NO_ONEOF {
+                            self.switch_oneof(plan, t, fi, &mut oneof_cur);
+                        }
+                        if matches!(f.kind, Kind::Message | Kind::Group) {
+                            self.push_key(f.key_id);
+                            if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                                // A repeated occurrence of a singular message merges.
+                                self.push_key(f.key_id);
+                                ffi::lua_insert(L, -2);
+                                self.sub_message(f, r, depth, number, true).map_err(|e| e.in_field(mi, fi))?;
+                                ffi::lua_rawset(L, t);
+                                continue;
+                            }
+                            ffi::lua_pop(L, 1);
+                        }
+                        self.push_key(f.key_id);
+                        self.value(f, r, depth, number).map_err(|e| e.in_field(mi, fi))?;
+                        ffi::lua_rawset(L, t);
+                    }
+                    Card::Repeated => {
+                        let slot = t + 1 + f.slot as c_int;
+                        if wt == WireType::Len && f.kind.is_packable() {
+                            self.packed_run(mi, fi, f, r, t, slot, &mut counts)?;
+                        } else if wt == f.kind.wire_type() {
+                            let n = self.next_index(f, t, slot, &mut counts, 0);
+                            self.value(f, r, depth, number).map_err(|e| e.in_element(mi, fi, n as u64))?;
+                            lua::rawseti(L, slot, n);
+                        } else {
+                            self.skip(r, tag, depth)?;
+                        }
+                    }
+                    Card::Map => {
+                        if wt != WireType::Len {
+                            self.skip(r, tag, depth)?;
+                            continue;
+                        }
+                        let slot = t + 1 + f.slot as c_int;
+                        self.ensure_container(f, t, slot, &mut counts, 0);
+                        self.map_entry(f, r, depth, slot).map_err(|e| e.in_map(mi, fi))?;
+                    }
+                }
+            }
+            if !ended {
+                return Err(CodecError::wire(pbwire::Error::new(
+                    pbwire::ErrorKind::UnterminatedGroup(group.unwrap_or(0)),
+                    r.position(),
+                )));
+            }
+            ffi::lua_settop(L, t);
+        }
+        Ok(())
+    }
+
+    /// Skip an unknown (or mistyped) field.
+    #[inline]
+    fn skip(&self, r: &mut Reader<'_>, tag: Tag, depth: u32) -> Res {
+        r.skip_field(tag, self.max_depth.saturating_sub(depth)).map_err(CodecError::wire)
+    }
+
+    /// In merge mode, put the existing arrays/maps of `t` into their slots.
+    #[cold]
+    unsafe fn load_existing_slots(&self, plan: &MessagePlan, t: c_int, counts: &mut [u32; TRACKED_SLOTS]) {
+        let L = self.L;
+        for f in plan.fields.iter().filter(|f| f.card != Card::Single) {
+            let slot = t + 1 + f.slot as c_int;
+            // SAFETY: slots reserved by the caller; `t` is a table.
+            unsafe {
+                self.push_key(f.key_id);
+                if lua::rawget(L, t) != ffi::LUA_TTABLE {
+                    ffi::lua_pop(L, 1);
+                    continue;
+                }
+                if (f.slot as usize) < TRACKED_SLOTS {
+                    counts[f.slot as usize] = if f.card == Card::Repeated { lua::rawlen(L, -1) as u32 } else { 1 };
+                }
+                ffi::lua_replace(L, slot);
+            }
+        }
+    }
+
+    /// Clear the previously set member of `fi`'s oneof (last one wins).
+    #[inline]
+    unsafe fn switch_oneof(&self, plan: &MessagePlan, t: c_int, fi: usize, cur: &mut [u16; TRACKED_ONEOFS]) {
+        let o = plan.fields[fi].oneof as usize;
+        let prev = if o < TRACKED_ONEOFS { cur[o] } else { u16::MAX };
+        if prev == fi as u16 + 1 {
+            return;
+        }
+        // SAFETY: `t` is a table; two free slots reserved.
+        unsafe {
+            if prev == u16::MAX {
+                // Unknown (merge mode or untracked): clear every other member.
+                for &m in plan.oneofs[o].members.iter().filter(|&&m| m as usize != fi) {
+                    self.push_key(plan.fields[m as usize].key_id);
+                    ffi::lua_pushnil(self.L);
+                    ffi::lua_rawset(self.L, t);
+                }
+            } else if prev != 0 {
+                self.push_key(plan.fields[prev as usize - 1].key_id);
+                ffi::lua_pushnil(self.L);
+                ffi::lua_rawset(self.L, t);
+            }
+        }
+        if o < TRACKED_ONEOFS {
+            cur[o] = fi as u16 + 1;
+        }
+    }
+
+    /// Make sure the field's array/map exists at `slot` (and in `t`).
+    #[inline(always)]
+    unsafe fn ensure_container(
+        &self,
+        f: &FieldPlan,
+        t: c_int,
+        slot: c_int,
+        counts: &mut [u32; TRACKED_SLOTS],
+        presize: usize,
+    ) {
+        let s = f.slot as usize;
+        if s < TRACKED_SLOTS && counts[s] != 0 {
+            return;
+        }
+        // SAFETY: slots reserved; `t` is a table.
+        unsafe {
+            if ffi::lua_type(self.L, slot) == ffi::LUA_TTABLE {
+                return;
+            }
+            let (narr, nrec) = if f.card == Card::Map { (0, presize) } else { (presize, 0) };
+            ffi::lua_createtable(self.L, narr.min(1 << 26) as c_int, nrec as c_int);
+            ffi::lua_replace(self.L, slot);
+            self.push_key(f.key_id);
+            ffi::lua_pushvalue(self.L, slot);
+            ffi::lua_rawset(self.L, t);
+            if f.card == Card::Map && s < TRACKED_SLOTS {
+                counts[s] = 1;
+            }
+        }
+    }
+
+    /// The Lua index the next element of a repeated field goes to.
+    #[inline(always)]
+    unsafe fn next_index(
+        &self,
+        f: &FieldPlan,
+        t: c_int,
+        slot: c_int,
+        counts: &mut [u32; TRACKED_SLOTS],
+        presize: usize,
+    ) -> i64 {
+        let s = f.slot as usize;
+        if s < TRACKED_SLOTS {
+            if counts[s] == 0 {
+                // SAFETY: forwarded.
+                unsafe { self.ensure_container(f, t, slot, counts, presize) };
+            }
+            counts[s] += 1;
+            counts[s] as i64
+        } else {
+            // SAFETY: forwarded; slot holds the array once ensured.
+            unsafe {
+                self.ensure_container(f, t, slot, counts, presize);
+                lua::rawlen(self.L, slot) as i64 + 1
+            }
+        }
+    }
+
+    /// A packed run of scalars.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn packed_run(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        t: c_int,
+        slot: c_int,
+        counts: &mut [u32; TRACKED_SLOTS],
+    ) -> Res {
+        let L = self.L;
+        let run = r.read_len_bytes().map_err(|e| CodecError::wire(e).in_field(mi, fi))?;
+        let base = r.position() - run.len();
+        let mut sub = Reader::with_offset(run, base);
+        let presize = match f.kind.wire_type() {
+            WireType::I32 => run.len() / 4,
+            WireType::I64 => run.len() / 8,
+            _ => packed::count_packed_varints(run),
+        };
+        if run.is_empty() {
+            // An empty run still makes the (empty) array exist.
+            // SAFETY: forwarded.
+            unsafe { self.ensure_container(f, t, slot, counts, 0) };
+            return Ok(());
+        }
+        while !sub.is_empty() {
+            // SAFETY: slot holds the array once next_index ensured it.
+            unsafe {
+                let n = self.next_index(f, t, slot, counts, presize);
+                self.scalar(f, &mut sub).map_err(|e| e.in_element(mi, fi, n as u64))?;
+                lua::rawseti(L, slot, n);
+            }
+        }
+        Ok(())
+    }
+
+    /// One map entry into the map table at `slot`.
+    unsafe fn map_entry(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, slot: c_int) -> Res {
+        let L = self.L;
+        let entry = &self.plans.messages[f.sub as usize];
+        let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
+        let mut er = r.read_len_reader().map_err(CodecError::wire)?;
+        if depth + 1 > self.max_depth {
+            return Err(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(er.position())));
+        }
+        // SAFETY: two slots (key, value) plus temporaries are within the
+        // reserve of the enclosing message frame (checkstack + 8).
+        unsafe {
+            let base = ffi::lua_gettop(L);
+            ffi::lua_pushnil(L);
+            ffi::lua_pushnil(L);
+            while !er.is_empty() {
+                let tag = er.read_tag().map_err(CodecError::wire)?;
+                let (which, fld) = match tag.field_number() {
+                    1 => (base + 1, kf),
+                    2 => (base + 2, vf),
+                    _ => {
+                        self.skip(&mut er, tag, depth + 1)?;
+                        continue;
+                    }
+                };
+                if tag.wire_type() != fld.kind.wire_type() {
+                    self.skip(&mut er, tag, depth + 1)?;
+                    continue;
+                }
+                if fld.kind == Kind::Message && ffi::lua_type(L, which) == ffi::LUA_TTABLE {
+                    ffi::lua_pushvalue(L, which);
+                    self.sub_message(fld, &mut er, depth + 1, 2, true)?;
+                    ffi::lua_pop(L, 1);
+                    continue;
+                }
+                self.value(fld, &mut er, depth + 1, tag.field_number())?;
+                ffi::lua_replace(L, which);
+            }
+            if ffi::lua_type(L, base + 1) == ffi::LUA_TNIL {
+                self.push_default(kf, depth + 1)?;
+                ffi::lua_replace(L, base + 1);
+            }
+            if ffi::lua_type(L, base + 2) == ffi::LUA_TNIL {
+                self.push_default(vf, depth + 1)?;
+                ffi::lua_replace(L, base + 2);
+            }
+            ffi::lua_rawset(L, slot);
+        }
+        Ok(())
+    }
+
+    /// Push the proto3 zero value of a map key/value field that was absent.
+    unsafe fn push_default(&self, f: &FieldPlan, depth: u32) -> Res {
+        let L = self.L;
+        // SAFETY: one free slot (reserved by the frame).
+        unsafe {
+            match f.kind {
+                Kind::String | Kind::Bytes => lua::push_bytes(L, b""),
+                Kind::Bool => lua::push_bool(L, false),
+                Kind::Float | Kind::Double => lua::push_number(L, 0.0),
+                Kind::Enum => self.push_enum(f, self.plans.enums[f.sub as usize].first_number()),
+                Kind::Message | Kind::Group => {
+                    let mut empty = Reader::new(&[]);
+                    self.message(f.sub, &mut empty, depth + 1, None, false)?;
+                }
+                _ => lua::push_small_int(L, 0),
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(always)]
+    unsafe fn push_enum(&self, f: &FieldPlan, v: i32) {
+        // SAFETY: one free slot; key ids in range by construction.
+        unsafe {
+            match self.plans.enums[f.sub as usize].name_key(v) {
+                Some(k) => self.push_key(k),
+                None => lua::push_small_int(self.L, v as i64),
+            }
+        }
+    }
+
+    /// A sub-message (LEN) or group body; pushes its table (or fills the one
+    /// on top with `merge`).
+    unsafe fn sub_message(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, number: u32, merge: bool) -> Res {
+        // SAFETY: forwarded.
+        unsafe {
+            if f.kind == Kind::Group {
+                self.message(f.sub, r, depth + 1, Some(number), merge)
+            } else {
+                let mut sub = r.read_len_reader().map_err(CodecError::wire)?;
+                self.message(f.sub, &mut sub, depth + 1, None, merge)
+            }
+        }
+    }
+
+    /// Decode one value of `f` (wire type already checked) and push it.
+    #[inline(always)]
+    unsafe fn value(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, number: u32) -> Res {
+        // SAFETY: forwarded.
+        unsafe {
+            match f.kind {
+                Kind::String | Kind::Bytes => {
+                    let bytes = r.read_len_bytes().map_err(CodecError::wire)?;
+                    if f.utf8 {
+                        utf8::validate_utf8(bytes, r.position() - bytes.len()).map_err(CodecError::wire)?;
+                    }
+                    lua::push_bytes(self.L, bytes);
+                    Ok(())
+                }
+                Kind::Message | Kind::Group => self.sub_message(f, r, depth, number, false),
+                _ => self.scalar(f, r),
+            }
+        }
+    }
+
+    /// Decode one numeric/bool/enum value and push it.
+    #[inline(always)]
+    unsafe fn scalar(&self, f: &FieldPlan, r: &mut Reader<'_>) -> Res {
+        let L = self.L;
+        // SAFETY: one free slot (reserved by the frame); helpers index valid.
+        unsafe {
+            match f.kind {
+                Kind::Int32 => lua::push_small_int(L, r.read_varint().map_err(CodecError::wire)? as i32 as i64),
+                Kind::UInt32 => lua::push_small_int(L, r.read_varint().map_err(CodecError::wire)? as u32 as i64),
+                Kind::SInt32 => {
+                    let v = r.read_varint().map_err(CodecError::wire)? as u32;
+                    lua::push_small_int(L, zigzag::decode_zigzag32(v) as i64)
+                }
+                Kind::Int64 => int64::push_i64(L, r.read_varint().map_err(CodecError::wire)? as i64, self.helpers),
+                Kind::UInt64 => int64::push_u64(L, r.read_varint().map_err(CodecError::wire)?, self.helpers),
+                Kind::SInt64 => {
+                    let v = r.read_varint().map_err(CodecError::wire)?;
+                    int64::push_i64(L, zigzag::decode_zigzag64(v), self.helpers)
+                }
+                Kind::Bool => lua::push_bool(L, r.read_varint().map_err(CodecError::wire)? != 0),
+                Kind::Enum => {
+                    let v = r.read_varint().map_err(CodecError::wire)? as i32;
+                    self.push_enum(f, v)
+                }
+                Kind::Fixed32 => lua::push_small_int(L, r.read_fixed32().map_err(CodecError::wire)? as i64),
+                Kind::SFixed32 => lua::push_small_int(L, r.read_fixed32().map_err(CodecError::wire)? as i32 as i64),
+                Kind::Float => lua::push_number(L, f32::from_bits(r.read_fixed32().map_err(CodecError::wire)?) as f64),
+                Kind::Fixed64 => int64::push_u64(L, r.read_fixed64().map_err(CodecError::wire)?, self.helpers),
+                Kind::SFixed64 => int64::push_i64(L, r.read_fixed64().map_err(CodecError::wire)? as i64, self.helpers),
+                Kind::Double => lua::push_number(L, f64::from_bits(r.read_fixed64().map_err(CodecError::wire)?)),
+                Kind::String | Kind::Bytes | Kind::Message | Kind::Group => unreachable!("not a scalar"),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Encoded length of a tag (to point errors at the tag's first byte).
+fn tag_len(tag: Tag) -> usize {
+    pbwire::varint::encoded_len_varint(tag.raw() as u64)
+}

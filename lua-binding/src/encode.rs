@@ -1,0 +1,582 @@
+//! Lua table → bytes: the plan walk.
+//!
+//! Fields are visited in field-number order (`rawgeti` of the interned key,
+//! then `rawget`), so the output is canonical without sorting. Nested
+//! lengths are backpatched in one pass ([`pbwire::Writer::begin_len`]); map
+//! entries are written as they come from `lua_next`, then reordered by key
+//! (deterministic serialization). No Lua error can be raised while the
+//! shared buffer is borrowed: values are type-checked before any conversion,
+//! access is raw, and the only Lua call (the LuaJIT cdata classifier) is
+//! protected.
+
+use std::cmp::Ordering;
+use std::os::raw::c_int;
+
+use pbwire::{Tag, WireType, Writer, utf8, zigzag};
+
+use crate::error::{CodecError, ErrorKind, IntValue, ShortStr, lua_type_name};
+use crate::int64::{self, CdataInt};
+use crate::lua::{self, NumInt, ffi, lua_State};
+use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+
+/// Oneofs whose set member is tracked in a frame-local array.
+const TRACKED_ONEOFS: usize = 8;
+
+/// A map entry already written, waiting to be put in key order.
+#[derive(Clone, Copy)]
+pub struct MapEntry {
+    key: MapKey,
+    start: usize,
+    end: usize,
+}
+
+#[derive(Clone, Copy)]
+enum MapKey {
+    Int(i128),
+    Bool(bool),
+    /// Pointer and length of a key string anchored in the map table.
+    Str(*const u8, usize),
+}
+
+impl MapKey {
+    fn cmp(&self, other: &MapKey) -> Ordering {
+        match (self, other) {
+            (MapKey::Int(a), MapKey::Int(b)) => a.cmp(b),
+            (MapKey::Bool(a), MapKey::Bool(b)) => a.cmp(b),
+            (MapKey::Str(pa, la), MapKey::Str(pb, lb)) => {
+                // SAFETY: both strings are keys of the map table being encoded,
+                // which is on the Lua stack and not modified during the encode.
+                let (a, b) = unsafe { (std::slice::from_raw_parts(*pa, *la), std::slice::from_raw_parts(*pb, *lb)) };
+                a.cmp(b)
+            }
+            _ => Ordering::Equal,
+        }
+    }
+}
+
+/// The reusable state of an encode: output buffer and map-entry scratch.
+#[derive(Default)]
+pub struct EncodeBuffers {
+    /// Output.
+    pub w: Writer,
+    /// Map entries being sorted (stack discipline across nesting).
+    pub entries: Vec<MapEntry>,
+}
+
+/// Everything an encode needs besides the buffers.
+pub struct EncodeCtx<'a> {
+    /// The Lua state.
+    pub L: *mut lua_State,
+    /// Compiled schema.
+    pub plans: &'a Plans,
+    /// Index of the key-string table.
+    pub keys: c_int,
+    /// Index of the int64 helper table (LuaJIT).
+    pub helpers: c_int,
+    /// Nesting limit.
+    pub max_depth: u32,
+    /// Refuse keys that are not fields.
+    pub strict_keys: bool,
+}
+
+type Res<T = ()> = Result<T, CodecError>;
+
+fn wrong(expected: &'static str, got: c_int) -> CodecError {
+    CodecError::new(ErrorKind::WrongType { expected, got: lua_type_name(got) }, None)
+}
+
+impl EncodeCtx<'_> {
+    /// Encode the table at absolute index `t` as message `msg` into `out.w`.
+    ///
+    /// # Safety
+    /// `L` valid; `t` absolute; `keys`/`helpers` index the schema's tables.
+    pub unsafe fn encode_root(&self, msg: u32, t: c_int, out: &mut EncodeBuffers) -> Res {
+        // SAFETY: forwarded.
+        unsafe {
+            let ty = ffi::lua_type(self.L, t);
+            if ty != ffi::LUA_TTABLE {
+                return Err(wrong("table", ty));
+            }
+            self.message(msg, t, 1, out)
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn push_key(&self, key_id: i32) {
+        // SAFETY: `keys` is the key table; key ids are in range by construction.
+        unsafe {
+            ffi::lua_rawgeti(self.L, self.keys, key_id as ffi::lua_Integer);
+        }
+    }
+
+    unsafe fn message(&self, mi: u32, t: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
+        let L = self.L;
+        let plan: &MessagePlan = &self.plans.messages[mi as usize];
+        if depth > self.max_depth {
+            return Err(CodecError::new(ErrorKind::DepthLimit(self.max_depth), None));
+        }
+        // SAFETY: (whole body) `t` is an absolute index of a table; each
+        // pushed value is popped before the next field; stack room checked.
+        unsafe {
+            if ffi::lua_checkstack(L, 8) == 0 {
+                return Err(CodecError::new(ErrorKind::StackOverflow, None));
+            }
+            let mut present = 0usize;
+            let mut oneof_set = [0u16; TRACKED_ONEOFS];
+            for (fi, f) in plan.fields.iter().enumerate() {
+                self.push_key(f.key_id);
+                let ty = lua::rawget(L, t);
+                if ty == ffi::LUA_TNIL {
+                    ffi::lua_pop(L, 1);
+                    continue;
+                }
+                present += 1;
+                if f.oneof != NO_ONEOF
+                    && let Err(e) = self.check_oneof(mi, plan, t, fi, &mut oneof_set)
+                {
+                    ffi::lua_pop(L, 1);
+                    return Err(e);
+                }
+                let v = ffi::lua_gettop(L);
+                let r = match f.card {
+                    Card::Single => self.single(f, v, ty, depth, out).map_err(|e| e.in_field(mi, fi)),
+                    Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
+                    Card::Map => self.map(f, v, ty, depth, out).map_err(|e| e.in_map(mi, fi)),
+                };
+                ffi::lua_pop(L, 1);
+                r?;
+            }
+            if self.strict_keys {
+                self.check_keys(plan, t, present)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Two members of one oneof set is an error.
+    unsafe fn check_oneof(
+        &self,
+        mi: u32,
+        plan: &MessagePlan,
+        t: c_int,
+        fi: usize,
+        set: &mut [u16; TRACKED_ONEOFS],
+    ) -> Res {
+        let o = plan.fields[fi].oneof;
+        let conflict = |first: usize| {
+            CodecError::new(
+                ErrorKind::OneofConflict { msg: mi, oneof: o, first: first as u16, second: fi as u16 },
+                None,
+            )
+        };
+        if (o as usize) < TRACKED_ONEOFS {
+            let prev = set[o as usize];
+            if prev != 0 {
+                return Err(conflict(prev as usize - 1));
+            }
+            set[o as usize] = fi as u16 + 1;
+            return Ok(());
+        }
+        // Untracked: look at the earlier members.
+        for &m in plan.oneofs[o as usize].members.iter().filter(|&&m| (m as usize) < fi) {
+            // SAFETY: `t` is a table; one free slot.
+            let ty = unsafe {
+                self.push_key(plan.fields[m as usize].key_id);
+                let ty = lua::rawget(self.L, t);
+                ffi::lua_pop(self.L, 1);
+                ty
+            };
+            if ty != ffi::LUA_TNIL {
+                return Err(conflict(m as usize));
+            }
+        }
+        Ok(())
+    }
+
+    /// Strict keys: every key of the table must be a field.
+    unsafe fn check_keys(&self, plan: &MessagePlan, t: c_int, present: usize) -> Res {
+        let L = self.L;
+        let mut count = 0usize;
+        // SAFETY: raw iteration of a table we do not modify; keys are only
+        // inspected by type and, for strings, by their bytes.
+        unsafe {
+            ffi::lua_pushnil(L);
+            while ffi::lua_next(L, t) != 0 {
+                ffi::lua_pop(L, 1);
+                count += 1;
+            }
+            if count == present {
+                return Ok(());
+            }
+            ffi::lua_pushnil(L);
+            while ffi::lua_next(L, t) != 0 {
+                ffi::lua_pop(L, 1);
+                let kt = ffi::lua_type(L, -1);
+                if kt != ffi::LUA_TSTRING {
+                    ffi::lua_pop(L, 1);
+                    return Err(CodecError::new(ErrorKind::NonStringKey(lua_type_name(kt)), None));
+                }
+                let k = lua::string_bytes(L, -1);
+                if !plan.fields.iter().any(|f| f.name.as_bytes() == k) {
+                    let s = ShortStr::new(k);
+                    ffi::lua_pop(L, 1);
+                    return Err(CodecError::new(ErrorKind::UnknownKey(s), None));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A singular field: tag and value, skipping proto3 zero values.
+    unsafe fn single(&self, f: &FieldPlan, v: c_int, ty: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
+        // SAFETY: forwarded.
+        unsafe {
+            match f.kind {
+                Kind::Message => {
+                    if ty != ffi::LUA_TTABLE {
+                        return Err(wrong("table", ty));
+                    }
+                    out.w.put_encoded_tag(&f.tag);
+                    let mark = out.w.begin_len();
+                    self.message(f.sub, v, depth + 1, out)?;
+                    out.w.end_len(mark);
+                    Ok(())
+                }
+                Kind::Group => {
+                    if ty != ffi::LUA_TTABLE {
+                        return Err(wrong("table", ty));
+                    }
+                    out.w.put_encoded_tag(&f.tag);
+                    self.message(f.sub, v, depth + 1, out)?;
+                    let end = Tag::new(f.number, WireType::EndGroup).expect("valid field number");
+                    out.w.put_tag(end);
+                    Ok(())
+                }
+                Kind::String | Kind::Bytes => {
+                    let s = self.string_value(f, v, ty)?;
+                    if f.implicit && s.is_empty() {
+                        return Ok(());
+                    }
+                    out.w.put_encoded_tag(&f.tag);
+                    out.w.put_len_bytes(s);
+                    Ok(())
+                }
+                _ => {
+                    let mark = out.w.len();
+                    out.w.put_encoded_tag(&f.tag);
+                    let zero = self.scalar(f, v, ty, &mut out.w)?;
+                    if f.implicit && zero {
+                        out.w.truncate(mark);
+                    }
+                    Ok(())
+                }
+            }
+        }
+    }
+
+    /// A repeated field: packed run or one tagged value per element.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn repeated(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        arr: c_int,
+        ty: c_int,
+        depth: u32,
+        out: &mut EncodeBuffers,
+    ) -> Res {
+        let L = self.L;
+        if ty != ffi::LUA_TTABLE {
+            return Err(wrong("array (table)", ty).in_field(mi, fi));
+        }
+        // SAFETY: `arr` is an absolute table index; each element is popped.
+        unsafe {
+            let n = lua::rawlen(L, arr);
+            if n == 0 {
+                return Ok(());
+            }
+            if f.packed {
+                out.w.put_encoded_tag(&f.tag);
+                let fixed = match f.kind.wire_type() {
+                    WireType::I32 => Some(4),
+                    WireType::I64 => Some(8),
+                    _ => None,
+                };
+                let mark = match fixed {
+                    Some(width) => {
+                        out.w.put_varint((n * width) as u64);
+                        None
+                    }
+                    None => Some(out.w.begin_len()),
+                };
+                for i in 1..=n {
+                    let ety = lua::rawgeti(L, arr, i as i64);
+                    let r = if ety == ffi::LUA_TNIL {
+                        Err(CodecError::new(ErrorKind::ArrayHole(i as u64), None))
+                    } else {
+                        self.scalar(f, ffi::lua_gettop(L), ety, &mut out.w).map(|_| ())
+                    };
+                    ffi::lua_pop(L, 1);
+                    r.map_err(|e| e.in_element(mi, fi, i as u64))?;
+                }
+                if let Some(mark) = mark {
+                    out.w.end_len(mark);
+                }
+                return Ok(());
+            }
+            for i in 1..=n {
+                let ety = lua::rawgeti(L, arr, i as i64);
+                let r = if ety == ffi::LUA_TNIL {
+                    Err(CodecError::new(ErrorKind::ArrayHole(i as u64), None))
+                } else {
+                    self.element(f, ffi::lua_gettop(L), ety, depth, out)
+                };
+                ffi::lua_pop(L, 1);
+                r.map_err(|e| e.in_element(mi, fi, i as u64))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// One element of an unpacked repeated field (always written, zero or not).
+    unsafe fn element(&self, f: &FieldPlan, v: c_int, ty: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
+        // SAFETY: forwarded.
+        unsafe {
+            match f.kind {
+                Kind::Message | Kind::Group => self.single(f, v, ty, depth, out),
+                Kind::String | Kind::Bytes => {
+                    let s = self.string_value(f, v, ty)?;
+                    out.w.put_encoded_tag(&f.tag);
+                    out.w.put_len_bytes(s);
+                    Ok(())
+                }
+                _ => {
+                    out.w.put_encoded_tag(&f.tag);
+                    self.scalar(f, v, ty, &mut out.w).map(|_| ())
+                }
+            }
+        }
+    }
+
+    /// A map field: entries written as iterated, then put in key order.
+    unsafe fn map(&self, f: &FieldPlan, m: c_int, ty: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
+        let L = self.L;
+        if ty != ffi::LUA_TTABLE {
+            return Err(wrong("table", ty));
+        }
+        let entry = &self.plans.messages[f.sub as usize];
+        let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
+        let first_entry = out.entries.len();
+        let region = out.w.len();
+        // SAFETY: raw iteration of an unmodified table; key and value are
+        // inspected by type before any conversion (so lua_next stays valid).
+        unsafe {
+            ffi::lua_pushnil(L);
+            while ffi::lua_next(L, m) != 0 {
+                let (k, vi) = (ffi::lua_gettop(L) - 1, ffi::lua_gettop(L));
+                let r = self.map_entry(f, kf, vf, k, vi, depth, out);
+                match r {
+                    Ok(e) => out.entries.push(e),
+                    Err(e) => {
+                        ffi::lua_pop(L, 2);
+                        out.entries.truncate(first_entry);
+                        return Err(e);
+                    }
+                }
+                ffi::lua_pop(L, 1);
+            }
+        }
+        let entries = &mut out.entries[first_entry..];
+        let sorted = entries.windows(2).all(|w| w[0].key.cmp(&w[1].key) != Ordering::Greater);
+        if !sorted {
+            entries.sort_unstable_by(|a, b| a.key.cmp(&b.key).then(a.start.cmp(&b.start)));
+            let buf = out.w.as_mut_vec();
+            let end = buf.len();
+            for e in entries.iter() {
+                buf.extend_from_within(e.start..e.end);
+            }
+            buf.copy_within(end.., region);
+            buf.truncate(end);
+        }
+        out.entries.truncate(first_entry);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn map_entry(
+        &self,
+        f: &FieldPlan,
+        kf: &FieldPlan,
+        vf: &FieldPlan,
+        k: c_int,
+        v: c_int,
+        depth: u32,
+        out: &mut EncodeBuffers,
+    ) -> Res<MapEntry> {
+        let L = self.L;
+        let start = out.w.len();
+        // SAFETY: forwarded; k and v are live stack slots.
+        unsafe {
+            let kty = ffi::lua_type(L, k);
+            let key = match kf.kind {
+                Kind::String => {
+                    let s = self.string_value(kf, k, kty)?;
+                    MapKey::Str(s.as_ptr(), s.len())
+                }
+                Kind::Bool => {
+                    if kty != ffi::LUA_TBOOLEAN {
+                        return Err(wrong("boolean key", kty));
+                    }
+                    MapKey::Bool(ffi::lua_toboolean(L, k) != 0)
+                }
+                _ => MapKey::Int(self.integer(kf.kind, k, kty)?),
+            };
+            out.w.put_encoded_tag(&f.tag);
+            let mark = out.w.begin_len();
+            self.element(kf, k, kty, depth + 1, out)?;
+            let vty = ffi::lua_type(L, v);
+            self.element(vf, v, vty, depth + 1, out)?;
+            out.w.end_len(mark);
+            Ok(MapEntry { key, start, end: out.w.len() })
+        }
+    }
+
+    /// The bytes of a string/bytes value, UTF-8 checked for proto3 strings.
+    unsafe fn string_value<'s>(&self, f: &FieldPlan, v: c_int, ty: c_int) -> Res<&'s [u8]> {
+        if ty != ffi::LUA_TSTRING {
+            return Err(wrong("string", ty));
+        }
+        // SAFETY: a string slot, anchored for the whole encode.
+        let s = unsafe { lua::string_bytes(self.L, v) };
+        if f.utf8 && utf8::validate_utf8(s, 0).is_err() {
+            return Err(CodecError::new(ErrorKind::InvalidUtf8, None));
+        }
+        Ok(s)
+    }
+
+    /// Write one scalar value (no tag); returns whether it is the zero value.
+    #[inline]
+    unsafe fn scalar(&self, f: &FieldPlan, v: c_int, ty: c_int, w: &mut Writer) -> Res<bool> {
+        let L = self.L;
+        // SAFETY: forwarded; numbers are read only after their type is checked.
+        unsafe {
+            match f.kind {
+                Kind::Bool => {
+                    if ty != ffi::LUA_TBOOLEAN {
+                        return Err(wrong("boolean", ty));
+                    }
+                    let b = ffi::lua_toboolean(L, v) != 0;
+                    w.put_varint(b as u64);
+                    Ok(!b)
+                }
+                Kind::Float => {
+                    if ty != ffi::LUA_TNUMBER {
+                        return Err(wrong("number", ty));
+                    }
+                    let x = ffi::lua_tonumber(L, v) as f32;
+                    w.put_fixed32(x.to_bits());
+                    Ok(x.to_bits() == 0)
+                }
+                Kind::Double => {
+                    if ty != ffi::LUA_TNUMBER {
+                        return Err(wrong("number", ty));
+                    }
+                    let x = ffi::lua_tonumber(L, v);
+                    w.put_fixed64(x.to_bits());
+                    Ok(x.to_bits() == 0)
+                }
+                Kind::Enum => {
+                    let n = if ty == ffi::LUA_TSTRING {
+                        let s = lua::string_bytes(L, v);
+                        let e = &self.plans.enums[f.sub as usize];
+                        match e.number_of(s) {
+                            Some(n) => n,
+                            None => {
+                                return Err(CodecError::new(ErrorKind::UnknownEnumName(ShortStr::new(s), f.sub), None));
+                            }
+                        }
+                    } else {
+                        self.integer(Kind::Int32, v, ty)? as i32
+                    };
+                    w.put_varint(n as i64 as u64);
+                    Ok(n == 0)
+                }
+                kind => {
+                    let x = self.integer(kind, v, ty)?;
+                    match kind {
+                        Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 => w.put_varint(x as u64),
+                        Kind::SInt32 => w.put_varint(zigzag::encode_zigzag32(x as i32) as u64),
+                        Kind::SInt64 => w.put_varint(zigzag::encode_zigzag64(x as i64)),
+                        Kind::Fixed32 | Kind::SFixed32 => w.put_fixed32(x as u32),
+                        Kind::Fixed64 | Kind::SFixed64 => w.put_fixed64(x as u64),
+                        _ => unreachable!("non-integer kinds handled above"),
+                    }
+                    Ok(x == 0)
+                }
+            }
+        }
+    }
+
+    /// Read an integer for `kind`, range-checked; the result is the value
+    /// (for uint64 on Lua 5.3+, a negative integer means its wrapped value).
+    unsafe fn integer(&self, kind: Kind, v: c_int, ty: c_int) -> Res<i128> {
+        let L = self.L;
+        let wide = kind.is_64bit_integer();
+        // SAFETY: numbers and strings are read only after their type is checked.
+        let (x, native_int) = unsafe {
+            match ty {
+                ffi::LUA_TNUMBER => {
+                    let native = lua::HAS_INTEGERS && ffi::lua_isinteger(L, v) != 0;
+                    match lua::number_to_int(L, v) {
+                        Ok(NumInt::Int(i)) => (i as i128, native),
+                        Ok(NumInt::UInt(u)) => (u as i128, false),
+                        Ok(NumInt::Huge(h)) => {
+                            return Err(CodecError::new(
+                                ErrorKind::OutOfRange { value: IntValue::Float(h), ty: kind.proto_name() },
+                                None,
+                            ));
+                        }
+                        Err(fv) => return Err(CodecError::new(ErrorKind::NotIntegral(fv), None)),
+                    }
+                }
+                ffi::LUA_TSTRING if wide => {
+                    let s = lua::string_bytes(L, v);
+                    match int64::parse_decimal(s) {
+                        Some((neg, mag)) => (if neg { -(mag as i128) } else { mag as i128 }, false),
+                        None => {
+                            return Err(CodecError::new(ErrorKind::BadIntString(ShortStr::new(s)), None));
+                        }
+                    }
+                }
+                #[cfg(feature = "luajit")]
+                ffi::LUA_TCDATA => match int64::read_cdata(L, v, self.helpers) {
+                    CdataInt::I64(i) => (i as i128, false),
+                    CdataInt::U64(u) => (u as i128, false),
+                    CdataInt::Other => return Err(wrong("integer", ty)),
+                },
+                _ => return Err(wrong(if wide { "integer or decimal string" } else { "integer" }, ty)),
+            }
+        };
+        let _ = CdataInt::Other; // (used on LuaJIT only)
+        let (lo, hi): (i128, i128) = match kind {
+            Kind::Int32 | Kind::SInt32 | Kind::SFixed32 | Kind::Enum => (i32::MIN as i128, i32::MAX as i128),
+            Kind::UInt32 | Kind::Fixed32 => (0, u32::MAX as i128),
+            Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => (i64::MIN as i128, i64::MAX as i128),
+            Kind::UInt64 | Kind::Fixed64 => {
+                if native_int && x < 0 {
+                    // Lua 5.3+ convention: uint64 >= 2^63 is the wrapped integer.
+                    return Ok(x as i64 as u64 as i128);
+                }
+                (0, u64::MAX as i128)
+            }
+            _ => (i64::MIN as i128, u64::MAX as i128),
+        };
+        if x < lo || x > hi {
+            let value = if x < 0 { IntValue::Signed(x as i64) } else { IntValue::Unsigned(x as u64) };
+            let value = if x < i64::MIN as i128 { IntValue::Float(x as f64) } else { value };
+            return Err(CodecError::new(ErrorKind::OutOfRange { value, ty: kind.proto_name() }, None));
+        }
+        Ok(x)
+    }
+}

@@ -1,0 +1,385 @@
+//! Codec errors that carry no heap memory, and raising them into Lua.
+//!
+//! A Lua error is a `longjmp` (PUC Lua) or a foreign unwind (LuaJIT): it must
+//! never cross a Rust frame that owns heap memory. So the codec reports
+//! failures as a [`CodecError`] — fixed size, `Copy`, no `Drop` — that travels
+//! up by `Result`, gathering the field path on the way; the outermost
+//! `extern "C-unwind"` frame formats it into a stack buffer ([`ErrBuf`]) and
+//! only then calls `lua_error`.
+
+use core::fmt::{self, Write};
+use std::os::raw::c_int;
+
+use mlua::ffi::{self, lua_State};
+
+use crate::plan::Plans;
+
+/// A fixed-capacity, truncating text buffer on the stack.
+pub struct ErrBuf {
+    buf: [u8; 768],
+    len: usize,
+}
+
+impl ErrBuf {
+    /// An empty buffer.
+    pub const fn new() -> Self {
+        ErrBuf { buf: [0; 768], len: 0 }
+    }
+
+    /// The text written so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.buf[..self.len]
+    }
+}
+
+impl Default for ErrBuf {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Write for ErrBuf {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        let room = self.buf.len() - self.len;
+        let n = s.len().min(room);
+        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        self.len += n;
+        Ok(())
+    }
+}
+
+/// Push `msg` and raise it as a Lua error.
+///
+/// # Safety
+/// `L` is a valid state with one free stack slot, and the caller's frames
+/// (up to the Lua boundary) own no heap memory and hold no `RefCell` borrows.
+pub unsafe fn raise(L: *mut lua_State, msg: &ErrBuf) -> ! {
+    // SAFETY: per this function's contract; the bytes are copied by Lua.
+    unsafe {
+        ffi::lua_pushlstring(L, msg.as_bytes().as_ptr().cast(), msg.len);
+        ffi::lua_error(L)
+    }
+}
+
+/// Format `args` after the `protolua: ` prefix and raise it.
+///
+/// # Safety
+/// As [`raise`].
+pub unsafe fn raise_fmt(L: *mut lua_State, args: fmt::Arguments<'_>) -> ! {
+    let mut buf = ErrBuf::new();
+    let _ = buf.write_str("protolua: ");
+    let _ = buf.write_fmt(args);
+    // SAFETY: forwarded contract.
+    unsafe { raise(L, &buf) }
+}
+
+/// A short copy of a Lua string (a key, an enum name) for an error message.
+#[derive(Clone, Copy)]
+pub struct ShortStr {
+    buf: [u8; 48],
+    len: u8,
+    truncated: bool,
+}
+
+impl ShortStr {
+    /// Copy up to 48 bytes of `s`.
+    pub fn new(s: &[u8]) -> Self {
+        let mut buf = [0u8; 48];
+        let n = s.len().min(buf.len());
+        buf[..n].copy_from_slice(&s[..n]);
+        ShortStr { buf, len: n as u8, truncated: n < s.len() }
+    }
+}
+
+impl fmt::Display for ShortStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for chunk in self.buf[..self.len as usize].utf8_chunks() {
+            for c in chunk.valid().chars() {
+                if c.is_control() {
+                    write!(f, "\\{}", c as u32)?;
+                } else {
+                    f.write_char(c)?;
+                }
+            }
+            for b in chunk.invalid() {
+                write!(f, "\\x{b:02x}")?;
+            }
+        }
+        if self.truncated {
+            f.write_str("…")?;
+        }
+        Ok(())
+    }
+}
+
+/// What went wrong.
+#[derive(Clone, Copy)]
+pub enum ErrorKind {
+    /// A wire-level decode error (the offset is in [`CodecError::offset`]).
+    Wire(pbwire::ErrorKind),
+    /// Nesting deeper than the limit.
+    DepthLimit(u32),
+    /// Encode: a value of the wrong Lua type.
+    WrongType {
+        /// What the field wants.
+        expected: &'static str,
+        /// The Lua type name found.
+        got: &'static str,
+    },
+    /// Encode: a number with a fractional part (or NaN/inf) for an integer field.
+    NotIntegral(f64),
+    /// Encode: an integer outside the field type's range.
+    OutOfRange {
+        /// The value, as a float when it came as one.
+        value: IntValue,
+        /// The field's type name.
+        ty: &'static str,
+    },
+    /// Encode: a string for a 64-bit field that is not a decimal integer.
+    BadIntString(ShortStr),
+    /// Encode: an enum name the enum does not have.
+    UnknownEnumName(ShortStr, u32),
+    /// Encode: a `string` value that is not valid UTF-8.
+    InvalidUtf8,
+    /// Encode: `t[i]` is nil for some `i` in `1..#t`.
+    ArrayHole(u64),
+    /// Encode: a key that is not a field of the message.
+    UnknownKey(ShortStr),
+    /// Encode: a key of a non-string type in a message table.
+    NonStringKey(&'static str),
+    /// Encode: two members of one oneof are set.
+    OneofConflict {
+        /// The message the oneof belongs to.
+        msg: u32,
+        /// Index of the oneof in the message plan.
+        oneof: u16,
+        /// Field index of the first member found.
+        first: u16,
+        /// Field index of the second member found.
+        second: u16,
+    },
+    /// Encode: the Lua stack could not grow (nesting too deep for Lua).
+    StackOverflow,
+    /// Encode re-entered from a finalizer while the same schema is encoding
+    /// and the temporary buffer could not be created.
+    Busy,
+}
+
+/// A value for an out-of-range message.
+#[derive(Clone, Copy)]
+pub enum IntValue {
+    /// A float that was integral.
+    Float(f64),
+    /// A signed integer.
+    Signed(i64),
+    /// An unsigned integer.
+    Unsigned(u64),
+}
+
+impl fmt::Display for IntValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            IntValue::Float(v) if v.abs() < 1e16 => write!(f, "{v:.0}"),
+            IntValue::Float(v) => write!(f, "{v:e}"),
+            IntValue::Signed(v) => write!(f, "{v}"),
+            IntValue::Unsigned(v) => write!(f, "{v}"),
+        }
+    }
+}
+
+/// One step of a field path: message, field, and array index or map marker.
+#[derive(Clone, Copy)]
+struct PathSeg {
+    msg: u32,
+    field: u16,
+    index: u64,
+}
+
+const NO_INDEX: u64 = u64::MAX;
+const MAP_INDEX: u64 = u64::MAX - 1;
+const MAX_PATH: usize = 12;
+
+/// A codec failure: kind, byte offset (decode), and the field path.
+#[derive(Clone, Copy)]
+pub struct CodecError {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// Absolute byte offset into the input (decode only).
+    pub offset: Option<usize>,
+    path: [PathSeg; MAX_PATH],
+    path_len: u8,
+    path_dropped: u32,
+}
+
+impl CodecError {
+    /// A new error with no path yet.
+    #[cold]
+    pub fn new(kind: ErrorKind, offset: Option<usize>) -> Self {
+        CodecError {
+            kind,
+            offset,
+            path: [PathSeg { msg: 0, field: 0, index: NO_INDEX }; MAX_PATH],
+            path_len: 0,
+            path_dropped: 0,
+        }
+    }
+
+    /// From a wire error.
+    #[cold]
+    pub fn wire(e: pbwire::Error) -> Self {
+        Self::new(ErrorKind::Wire(e.kind()), Some(e.offset()))
+    }
+
+    /// Prepend a path step (called while unwinding towards the root).
+    #[cold]
+    pub fn in_field(mut self, msg: u32, field: usize) -> Self {
+        self.push(PathSeg { msg, field: field as u16, index: NO_INDEX });
+        self
+    }
+
+    /// Prepend an array-element path step.
+    #[cold]
+    pub fn in_element(mut self, msg: u32, field: usize, index: u64) -> Self {
+        self.push(PathSeg { msg, field: field as u16, index });
+        self
+    }
+
+    /// Prepend a map-entry path step.
+    #[cold]
+    pub fn in_map(mut self, msg: u32, field: usize) -> Self {
+        self.push(PathSeg { msg, field: field as u16, index: MAP_INDEX });
+        self
+    }
+
+    fn push(&mut self, seg: PathSeg) {
+        if (self.path_len as usize) < MAX_PATH {
+            self.path[self.path_len as usize] = seg;
+            self.path_len += 1;
+        } else {
+            // Keep the outermost steps: shift the innermost out.
+            self.path.copy_within(1.., 0);
+            self.path[MAX_PATH - 1] = seg;
+            self.path_dropped += 1;
+        }
+    }
+
+    /// Write the full message: `protolua: <op> <Type>: field <path>: <what>[ at byte N]`.
+    pub fn format(&self, out: &mut ErrBuf, op: &str, plans: &Plans, root: u32) {
+        let _ = write!(out, "protolua: {op} {}", plans.messages[root as usize].full_name);
+        if self.path_len > 0 {
+            let _ = out.write_str(": field ");
+            for (i, seg) in self.path[..self.path_len as usize].iter().rev().enumerate() {
+                if i > 0 {
+                    let _ = out.write_char('.');
+                }
+                if i == self.path_len as usize - 1 && self.path_dropped > 0 {
+                    let _ = write!(out, "(…{} more).", self.path_dropped);
+                }
+                let f = &plans.messages[seg.msg as usize].fields[seg.field as usize];
+                let _ = out.write_str(&f.name);
+                match seg.index {
+                    NO_INDEX => {}
+                    MAP_INDEX => {
+                        let _ = out.write_str("[<entry>]");
+                    }
+                    i => {
+                        let _ = write!(out, "[{i}]");
+                    }
+                }
+            }
+        }
+        let _ = out.write_str(": ");
+        match self.kind {
+            ErrorKind::Wire(k) => {
+                let _ = write!(out, "{k}");
+            }
+            ErrorKind::DepthLimit(n) => {
+                let _ = write!(out, "nesting deeper than the limit of {n}");
+            }
+            ErrorKind::WrongType { expected, got } => {
+                let _ = write!(out, "expected {expected}, got {got}");
+            }
+            ErrorKind::NotIntegral(v) => {
+                let _ = write!(out, "number {v} has no integer representation");
+            }
+            ErrorKind::OutOfRange { value, ty } => {
+                let _ = write!(out, "value {value} is out of range for {ty}");
+            }
+            ErrorKind::BadIntString(s) => {
+                let _ = write!(out, "string \"{s}\" is not a decimal integer");
+            }
+            ErrorKind::UnknownEnumName(s, e) => {
+                let _ = write!(out, "\"{s}\" is not a value of enum {}", plans.enums[e as usize].full_name);
+            }
+            ErrorKind::InvalidUtf8 => {
+                let _ = out.write_str("string is not valid UTF-8");
+            }
+            ErrorKind::ArrayHole(i) => {
+                let _ = write!(out, "array has a nil hole at index {i}");
+            }
+            ErrorKind::UnknownKey(s) => {
+                let _ = write!(out, "unknown field \"{s}\"");
+            }
+            ErrorKind::NonStringKey(t) => {
+                let _ = write!(out, "message table has a key of type {t}");
+            }
+            ErrorKind::OneofConflict { msg, oneof, first, second } => {
+                let m = &plans.messages[msg as usize];
+                let _ = write!(
+                    out,
+                    "oneof {} has both {} and {} set",
+                    m.oneofs[oneof as usize].name, m.fields[first as usize].name, m.fields[second as usize].name
+                );
+            }
+            ErrorKind::StackOverflow => {
+                let _ = out.write_str("Lua stack overflow (nesting too deep)");
+            }
+            ErrorKind::Busy => {
+                let _ = out.write_str("encode re-entered and no temporary buffer could be made");
+            }
+        }
+        // Wire errors already say "at byte N".
+        if let (Some(off), false) = (self.offset, matches!(self.kind, ErrorKind::Wire(_))) {
+            let _ = write!(out, " at byte {off}");
+        }
+    }
+
+    /// Raise this error as a Lua error.
+    ///
+    /// # Safety
+    /// As [`raise`].
+    pub unsafe fn raise(self, L: *mut lua_State, op: &str, plans: &Plans, root: u32) -> ! {
+        let mut buf = ErrBuf::new();
+        self.format(&mut buf, op, plans, root);
+        // SAFETY: forwarded contract.
+        unsafe { raise(L, &buf) }
+    }
+}
+
+/// The Lua type name of stack slot `idx`, for messages.
+///
+/// # Safety
+/// `L` is valid and `idx` acceptable.
+pub unsafe fn type_name(L: *mut lua_State, idx: c_int) -> &'static str {
+    // SAFETY: caller's contract.
+    let t = unsafe { ffi::lua_type(L, idx) };
+    lua_type_name(t)
+}
+
+/// Name of a Lua type tag.
+pub fn lua_type_name(t: c_int) -> &'static str {
+    match t {
+        ffi::LUA_TNIL => "nil",
+        ffi::LUA_TBOOLEAN => "boolean",
+        ffi::LUA_TLIGHTUSERDATA => "userdata",
+        ffi::LUA_TNUMBER => "number",
+        ffi::LUA_TSTRING => "string",
+        ffi::LUA_TTABLE => "table",
+        ffi::LUA_TFUNCTION => "function",
+        ffi::LUA_TUSERDATA => "userdata",
+        ffi::LUA_TTHREAD => "thread",
+        #[cfg(feature = "luajit")]
+        ffi::LUA_TCDATA => "cdata",
+        _ => "no value",
+    }
+}

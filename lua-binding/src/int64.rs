@@ -1,0 +1,163 @@
+//! 64-bit integers across Lua flavours.
+//!
+//! * Lua 5.3+: native integers; uint64 ≥ 2^63 travels as the wrapped
+//!   negative integer (the Lua convention), both ways.
+//! * LuaJIT: a number when |v| ≤ 2^53 (exact in a double), otherwise a
+//!   `cdata<int64_t>` / `cdata<uint64_t>`.
+//!
+//! LuaJIT has no C API to make or inspect cdata, so at load time we keep a
+//! small helper table made by Lua code (`ffi.typeof` constructors and an
+//! `ffi.istype` classifier). Making a cdata calls the constructor and then
+//! writes the payload through `lua_topointer` (which LuaJIT defines as the
+//! cdata payload address). These are the rare path: most 64-bit values in
+//! real data fit in 53 bits.
+
+use std::os::raw::c_int;
+
+use crate::lua::{self, ffi, lua_State};
+
+/// Largest magnitude a double holds exactly.
+const EXACT: u64 = 1 << 53;
+
+/// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify }`.
+pub const LUAJIT_HELPERS: &str = r#"
+local ffi = require('ffi')
+local i64, u64 = ffi.typeof('int64_t'), ffi.typeof('uint64_t')
+local istype = ffi.istype
+return { i64, u64, function(v)
+    if istype(i64, v) then return 1 elseif istype(u64, v) then return 2 end
+    return 0
+end }
+"#;
+
+/// Push a signed 64-bit value; `helpers` indexes the helper table (LuaJIT).
+///
+/// # Safety
+/// `L` valid with 2 free slots; `helpers` a valid index of the helper table
+/// on LuaJIT. May raise on out-of-memory.
+#[inline(always)]
+pub unsafe fn push_i64(L: *mut lua_State, v: i64, helpers: c_int) {
+    // SAFETY: caller's contract.
+    unsafe {
+        if lua::HAS_INTEGERS {
+            ffi::lua_pushinteger(L, v as ffi::lua_Integer);
+        } else if v.unsigned_abs() <= EXACT {
+            ffi::lua_pushnumber(L, v as f64);
+        } else {
+            push_cdata(L, helpers, 1, v as u64);
+        }
+    }
+}
+
+/// Push an unsigned 64-bit value (see [`push_i64`]).
+///
+/// # Safety
+/// As [`push_i64`].
+#[inline(always)]
+pub unsafe fn push_u64(L: *mut lua_State, v: u64, helpers: c_int) {
+    // SAFETY: caller's contract.
+    unsafe {
+        if lua::HAS_INTEGERS {
+            ffi::lua_pushinteger(L, v as i64 as ffi::lua_Integer);
+        } else if v <= EXACT {
+            ffi::lua_pushnumber(L, v as f64);
+        } else {
+            push_cdata(L, helpers, 2, v);
+        }
+    }
+}
+
+#[cold]
+unsafe fn push_cdata(L: *mut lua_State, helpers: c_int, ctor: i64, bits: u64) {
+    // SAFETY: the helper table holds a ctype at `ctor`; calling a ctype with
+    // no arguments makes a zeroed scalar cdata whose payload `lua_topointer`
+    // returns (8 bytes, 8-aligned); we overwrite it with the value.
+    unsafe {
+        lua::rawgeti(L, helpers, ctor);
+        ffi::lua_call(L, 0, 1);
+        let p = ffi::lua_topointer(L, -1) as *mut u64;
+        p.write_unaligned(bits);
+    }
+}
+
+/// What a cdata value on the stack is, as an integer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CdataInt {
+    /// `int64_t`.
+    I64(i64),
+    /// `uint64_t`.
+    U64(u64),
+    /// Some other cdata.
+    Other,
+}
+
+/// Classify the cdata at `idx` (LuaJIT only; elsewhere always `Other`).
+///
+/// Runs the Lua classifier in protected mode, so no Lua error escapes.
+///
+/// # Safety
+/// `L` valid with 3 free slots; `idx` absolute; `helpers` the helper table index.
+pub unsafe fn read_cdata(L: *mut lua_State, idx: c_int, helpers: c_int) -> CdataInt {
+    if !lua::IS_LUAJIT {
+        return CdataInt::Other;
+    }
+    // SAFETY: helper slot 3 is the classifier; pcall catches any error it
+    // raises (including out-of-memory) and leaves one value on the stack.
+    unsafe {
+        if lua::rawgeti(L, helpers, 3) != ffi::LUA_TFUNCTION {
+            ffi::lua_pop(L, 1);
+            return CdataInt::Other;
+        }
+        ffi::lua_pushvalue(L, idx);
+        if ffi::lua_pcall(L, 1, 1, 0) != 0 {
+            ffi::lua_pop(L, 1);
+            return CdataInt::Other;
+        }
+        let class = ffi::lua_tonumber(L, -1) as i32;
+        ffi::lua_pop(L, 1);
+        let p = ffi::lua_topointer(L, idx) as *const u64;
+        match class {
+            1 => CdataInt::I64(p.read_unaligned() as i64),
+            2 => CdataInt::U64(p.read_unaligned()),
+            _ => CdataInt::Other,
+        }
+    }
+}
+
+/// Parse an optionally negative decimal integer (for 64-bit fields given as
+/// strings). Returns `(negative, magnitude)`; `None` if malformed or > u64.
+pub fn parse_decimal(s: &[u8]) -> Option<(bool, u64)> {
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 20 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        v = v.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    Some((neg, v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_decimal;
+
+    #[test]
+    fn decimal_strings() {
+        assert_eq!(parse_decimal(b"0"), Some((false, 0)));
+        assert_eq!(parse_decimal(b"-9223372036854775808"), Some((true, 1 << 63)));
+        assert_eq!(parse_decimal(b"18446744073709551615"), Some((false, u64::MAX)));
+        assert_eq!(parse_decimal(b"18446744073709551616"), None);
+        assert_eq!(parse_decimal(b""), None);
+        assert_eq!(parse_decimal(b"-"), None);
+        assert_eq!(parse_decimal(b"12a"), None);
+        assert_eq!(parse_decimal(b" 1"), None);
+    }
+}

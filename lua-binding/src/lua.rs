@@ -1,0 +1,201 @@
+//! Thin, version-aware helpers over `mlua::ffi` (the raw Lua C API).
+//!
+//! Everything here is `#[inline(always)]` and maps to one or two C API
+//! calls; the differences between LuaJIT/5.1 (doubles only, cdata for
+//! 64-bit values) and 5.4 (native integers) are confined to this file and
+//! [`crate::int64`].
+
+use std::os::raw::{c_int, c_void};
+
+pub use mlua::ffi::{self, lua_State};
+
+/// True when built for LuaJIT.
+pub const IS_LUAJIT: bool = cfg!(feature = "luajit");
+
+/// True when Lua has a native 64-bit integer subtype (5.3+).
+pub const HAS_INTEGERS: bool = cfg!(any(feature = "lua54"));
+
+/// Pseudo-index of upvalue `i` (1-based).
+#[inline(always)]
+pub fn upvalue(i: c_int) -> c_int {
+    ffi::lua_upvalueindex(i)
+}
+
+/// Push a byte string (copied or interned by Lua).
+///
+/// # Safety
+/// `L` valid with a free slot. May raise on out-of-memory.
+#[inline(always)]
+pub unsafe fn push_bytes(L: *mut lua_State, bytes: &[u8]) {
+    // SAFETY: caller's contract; Lua copies the bytes.
+    unsafe {
+        ffi::lua_pushlstring(L, bytes.as_ptr().cast(), bytes.len());
+    }
+}
+
+/// The bytes of the string at `idx`; the caller has checked `lua_type == LUA_TSTRING`.
+///
+/// The slice lives as long as the string stays reachable (on the stack or
+/// in a table that is not modified), which the codec guarantees by only
+/// using it while the value is anchored.
+///
+/// # Safety
+/// `idx` holds a string.
+#[inline(always)]
+pub unsafe fn string_bytes<'a>(L: *mut lua_State, idx: c_int) -> &'a [u8] {
+    let mut len = 0usize;
+    // SAFETY: a string slot: lua_tolstring does not convert and cannot raise.
+    unsafe {
+        let p = ffi::lua_tolstring(L, idx, &mut len);
+        std::slice::from_raw_parts(p.cast::<u8>(), len)
+    }
+}
+
+/// Push a 32-bit-or-smaller integer the way this Lua represents integers.
+///
+/// # Safety
+/// `L` valid with a free slot.
+#[inline(always)]
+pub unsafe fn push_small_int(L: *mut lua_State, v: i64) {
+    // SAFETY: caller's contract.
+    unsafe {
+        if HAS_INTEGERS {
+            ffi::lua_pushinteger(L, v as ffi::lua_Integer);
+        } else {
+            ffi::lua_pushnumber(L, v as f64);
+        }
+    }
+}
+
+/// Push a Lua number.
+///
+/// # Safety
+/// `L` valid with a free slot.
+#[inline(always)]
+pub unsafe fn push_number(L: *mut lua_State, v: f64) {
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_pushnumber(L, v) }
+}
+
+/// Push a boolean.
+///
+/// # Safety
+/// `L` valid with a free slot.
+#[inline(always)]
+pub unsafe fn push_bool(L: *mut lua_State, v: bool) {
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_pushboolean(L, v as c_int) }
+}
+
+/// `lua_rawgeti(L, idx, n)`, returning the type pushed.
+///
+/// # Safety
+/// `idx` is a table, `L` has a free slot.
+#[inline(always)]
+pub unsafe fn rawgeti(L: *mut lua_State, idx: c_int, n: i64) -> c_int {
+    // SAFETY: caller's contract; raw access runs no metamethods and cannot raise.
+    unsafe {
+        ffi::lua_rawgeti(L, idx, n as ffi::lua_Integer);
+        ffi::lua_type(L, -1)
+    }
+}
+
+/// `lua_rawseti(L, idx, n)`: pops the value.
+///
+/// # Safety
+/// `idx` is a table (absolute or pseudo index), a value is on top. May raise
+/// on out-of-memory when the table grows.
+#[inline(always)]
+pub unsafe fn rawseti(L: *mut lua_State, idx: c_int, n: i64) {
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_rawseti(L, idx, n as ffi::lua_Integer) }
+}
+
+/// `lua_rawget`: pops the key, pushes the value, returns its type.
+///
+/// # Safety
+/// `idx` is a table, a key is on top.
+#[inline(always)]
+pub unsafe fn rawget(L: *mut lua_State, idx: c_int) -> c_int {
+    // SAFETY: caller's contract.
+    unsafe {
+        ffi::lua_rawget(L, idx);
+        ffi::lua_type(L, -1)
+    }
+}
+
+/// Raw length (`#t` without `__len`).
+///
+/// # Safety
+/// `idx` is a table.
+#[inline(always)]
+pub unsafe fn rawlen(L: *mut lua_State, idx: c_int) -> usize {
+    // SAFETY: caller's contract.
+    unsafe { ffi::lua_rawlen(L, idx) }
+}
+
+/// Convert a relative index to an absolute one.
+///
+/// # Safety
+/// `idx` acceptable.
+#[inline(always)]
+pub unsafe fn absindex(L: *mut lua_State, idx: c_int) -> c_int {
+    if idx > 0 || idx <= ffi::LUA_REGISTRYINDEX {
+        idx
+    } else {
+        // SAFETY: caller's contract.
+        unsafe { ffi::lua_gettop(L) + idx + 1 }
+    }
+}
+
+/// Light-userdata address of a static, usable as a unique registry key.
+pub fn static_key(k: &'static u8) -> *mut c_void {
+    (k as *const u8).cast_mut().cast()
+}
+
+/// Integer value of a number slot, if it is an exact integer.
+///
+/// On 5.4 an integer subtype is taken as is; floats (and all LuaJIT numbers)
+/// must be integral. `Err(v)` returns the float that is not integral.
+///
+/// # Safety
+/// `idx` holds a number.
+#[inline(always)]
+pub unsafe fn number_to_int(L: *mut lua_State, idx: c_int) -> Result<NumInt, f64> {
+    // SAFETY: caller's contract; these calls never raise on a number slot.
+    unsafe {
+        if HAS_INTEGERS && ffi::lua_isinteger(L, idx) != 0 {
+            return Ok(NumInt::Int(ffi::lua_tointeger(L, idx) as i64));
+        }
+        let v = ffi::lua_tonumber(L, idx);
+        float_to_int(v)
+    }
+}
+
+/// An integral float as an integer (signed when it fits, else unsigned).
+#[inline(always)]
+pub fn float_to_int(v: f64) -> Result<NumInt, f64> {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+    if v.trunc() != v {
+        return Err(v); // fraction, NaN
+    }
+    if (-TWO_63..TWO_63).contains(&v) {
+        Ok(NumInt::Int(v as i64))
+    } else if (TWO_63..TWO_64).contains(&v) {
+        Ok(NumInt::UInt(v as u64))
+    } else {
+        Ok(NumInt::Huge(v)) // integral, but beyond any 64-bit integer (or inf)
+    }
+}
+
+/// An integer read from Lua.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NumInt {
+    /// Fits i64.
+    Int(i64),
+    /// ≥ 2^63, fits u64 (LuaJIT numbers, uint64 cdata).
+    UInt(u64),
+    /// Integral but beyond 64 bits (or infinite).
+    Huge(f64),
+}

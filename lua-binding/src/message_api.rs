@@ -1,0 +1,390 @@
+//! Message handles (`schema:message('pkg.Msg')`) and the two hot entry
+//! points, `Msg:encode(t)` and `Msg:decode(s)`: one C call per message.
+//!
+//! A handle is a userdata holding an `Rc` of the compiled schema and the
+//! message index. Its methods are C closures whose upvalues are, in order:
+//! 1. the schema's table of interned key strings,
+//! 2. the handle metatable (to recognise `self` with one `rawequal`),
+//! 3. the int64 helper table (LuaJIT; an empty table elsewhere).
+
+use std::os::raw::c_int;
+use std::rc::Rc;
+
+use crate::decode::DecodeCtx;
+use crate::encode::{EncodeBuffers, EncodeCtx};
+use crate::error::{raise_fmt, type_name};
+use crate::lua::{self, ffi, lua_State, upvalue};
+use crate::plan::{Card, Kind};
+use crate::schema::SchemaInner;
+
+/// Userdata payload of a message handle.
+pub struct MessageUd {
+    /// The schema; `None` once finalized.
+    pub schema: Option<Rc<SchemaInner>>,
+    /// Message index in the plans.
+    pub index: u32,
+}
+
+/// Userdata payload of a temporary encode buffer (re-entrant encodes).
+pub struct TempBuffers(pub Option<EncodeBuffers>);
+
+/// Registry key of the temporary-buffer metatable.
+pub static TEMP_BUF_MT: u8 = 0;
+
+/// The userdata at `idx` if its metatable is the one at `mt`.
+///
+/// # Safety
+/// `L` valid with one free slot; `mt` a valid index.
+#[inline(always)]
+pub unsafe fn check_ud<'a, T>(L: *mut lua_State, idx: c_int, mt: c_int) -> Option<&'a T> {
+    // SAFETY: a userdata with our metatable was created by us with a `T`
+    // payload; the reference lives while the value is on the stack.
+    unsafe {
+        if ffi::lua_getmetatable(L, idx) == 0 {
+            return None;
+        }
+        let same = ffi::lua_rawequal(L, -1, mt) != 0;
+        ffi::lua_pop(L, 1);
+        if !same {
+            return None;
+        }
+        (ffi::lua_touserdata(L, idx) as *const T).as_ref()
+    }
+}
+
+/// `Msg:encode(t)`.
+///
+/// # Safety
+/// Called by Lua as a C closure made by [`push_message_metatable`].
+pub unsafe extern "C-unwind" fn message_encode(L: *mut lua_State) -> c_int {
+    // SAFETY: upvalues as documented at the top of this module.
+    unsafe {
+        let Some(h) = check_ud::<MessageUd>(L, 1, upvalue(2)) else {
+            raise_fmt(L, format_args!("encode: expected a message handle (call it as Msg:encode(t))"))
+        };
+        let Some(inner) = h.schema.as_deref() else {
+            raise_fmt(L, format_args!("encode: message handle used after collection"))
+        };
+        encode_with(L, inner, h.index, 2, upvalue(1), upvalue(3))
+    }
+}
+
+/// `Msg:decode(s)`.
+///
+/// # Safety
+/// Called by Lua as a C closure made by [`push_message_metatable`].
+pub unsafe extern "C-unwind" fn message_decode(L: *mut lua_State) -> c_int {
+    // SAFETY: upvalues as documented at the top of this module.
+    unsafe {
+        let Some(h) = check_ud::<MessageUd>(L, 1, upvalue(2)) else {
+            raise_fmt(L, format_args!("decode: expected a message handle (call it as Msg:decode(s))"))
+        };
+        let Some(inner) = h.schema.as_deref() else {
+            raise_fmt(L, format_args!("decode: message handle used after collection"))
+        };
+        decode_with(L, inner, h.index, 2, upvalue(1), upvalue(3))
+    }
+}
+
+/// Encode the table at `t` as message `msg`, push the bytes; raise on error.
+///
+/// # Safety
+/// `keys`/`helpers` index the schema's tables; `inner` is kept alive by a
+/// value on the stack.
+pub unsafe fn encode_with(
+    L: *mut lua_State,
+    inner: &SchemaInner,
+    msg: u32,
+    t: c_int,
+    keys: c_int,
+    helpers: c_int,
+) -> c_int {
+    let ctx =
+        EncodeCtx { L, plans: &inner.plans, keys, helpers, max_depth: inner.max_depth, strict_keys: inner.strict_keys };
+    // SAFETY: no Lua error can be raised while `bufs` is borrowed (see the
+    // encode module); the busy flag routes a re-entrant encode (from a
+    // finalizer run by the protected cdata classifier) to its own buffer.
+    unsafe {
+        let t = lua::absindex(L, t);
+        if inner.busy.get() {
+            return encode_reentrant(L, &ctx, msg, t);
+        }
+        inner.busy.set(true);
+        let bufs = &mut *inner.bufs.get();
+        bufs.w.clear();
+        bufs.entries.clear();
+        let r = ctx.encode_root(msg, t, bufs);
+        inner.busy.set(false);
+        match r {
+            Ok(()) => {
+                // lua_pushlstring copies before any GC step can run a
+                // finalizer (5.1/LuaJIT check GC first, 5.4 after), so the
+                // buffer cannot be rewritten under it.
+                lua::push_bytes(L, bufs.w.as_slice());
+                let (len, cap) = (bufs.w.len(), bufs.w.capacity());
+                if cap > (4 << 20) && len < cap / 4 {
+                    bufs.w = pbwire::Writer::new();
+                }
+                1
+            }
+            Err(e) => e.raise(L, "encode", &inner.plans, msg),
+        }
+    }
+}
+
+#[cold]
+unsafe fn encode_reentrant(L: *mut lua_State, ctx: &EncodeCtx<'_>, msg: u32, t: c_int) -> c_int {
+    // SAFETY: the buffers live in a userdata with a __gc, so a Lua error
+    // after this point cannot leak them.
+    unsafe {
+        let p = ffi::lua_newuserdata(L, size_of::<TempBuffers>()) as *mut TempBuffers;
+        p.write(TempBuffers(Some(EncodeBuffers::default())));
+        ffi::lua_pushlightuserdata(L, lua::static_key(&TEMP_BUF_MT));
+        ffi::lua_rawget(L, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_setmetatable(L, -2);
+        let bufs = (*p).0.as_mut().expect("fresh buffers");
+        match ctx.encode_root(msg, t, bufs) {
+            Ok(()) => {
+                lua::push_bytes(L, bufs.w.as_slice());
+                1
+            }
+            Err(e) => e.raise(L, "encode", ctx.plans, msg),
+        }
+    }
+}
+
+/// `__gc` of temporary buffers.
+///
+/// # Safety
+/// Called by Lua with a `TempBuffers` userdata.
+pub unsafe extern "C-unwind" fn temp_buffers_gc(L: *mut lua_State) -> c_int {
+    // SAFETY: the metatable is only set on TempBuffers userdata.
+    unsafe {
+        let p = ffi::lua_touserdata(L, 1) as *mut TempBuffers;
+        if let Some(p) = p.as_mut() {
+            drop(p.0.take());
+        }
+    }
+    0
+}
+
+/// Decode the string at `s` as message `msg` and push the table.
+///
+/// # Safety
+/// As [`encode_with`].
+pub unsafe fn decode_with(
+    L: *mut lua_State,
+    inner: &SchemaInner,
+    msg: u32,
+    s: c_int,
+    keys: c_int,
+    helpers: c_int,
+) -> c_int {
+    // SAFETY: the input string stays on the stack for the whole call; the
+    // decode walk holds only borrows, so Lua errors may cross it.
+    unsafe {
+        if ffi::lua_type(L, s) != ffi::LUA_TSTRING {
+            let got = type_name(L, s);
+            raise_fmt(
+                L,
+                format_args!("decode {}: expected string, got {got}", inner.plans.messages[msg as usize].full_name),
+            )
+        }
+        let bytes = lua::string_bytes(L, s);
+        let ctx = DecodeCtx { L, plans: &inner.plans, keys, helpers, max_depth: inner.max_depth };
+        match ctx.decode_root(msg, bytes) {
+            Ok(()) => 1,
+            Err(e) => e.raise(L, "decode", &inner.plans, msg),
+        }
+    }
+}
+
+/// `Msg:fields()`: an array of field descriptions.
+///
+/// # Safety
+/// Called by Lua as a C closure made by [`push_message_metatable`].
+pub unsafe extern "C-unwind" fn message_fields(L: *mut lua_State) -> c_int {
+    // SAFETY: upvalue 2 is the handle metatable; the plans are kept alive
+    // by the handle on the stack and only borrowed.
+    unsafe {
+        let Some(h) = check_ud::<MessageUd>(L, 1, upvalue(2)) else {
+            raise_fmt(L, format_args!("fields: expected a message handle"))
+        };
+        let Some(inner) = h.schema.as_deref() else {
+            raise_fmt(L, format_args!("fields: message handle used after collection"))
+        };
+        let plans = &inner.plans;
+        let m = &plans.messages[h.index as usize];
+        ffi::lua_createtable(L, m.fields.len() as c_int, 0);
+        for (i, f) in m.fields.iter().enumerate() {
+            ffi::lua_createtable(L, 0, 8);
+            set_str(L, "name", &f.name);
+            set_int(L, "number", f.number as i64);
+            let label = match (f.card, f.required) {
+                (Card::Single, true) => "required",
+                (Card::Single, false) => "optional",
+                _ => "repeated",
+            };
+            set_str(L, "label", label);
+            if f.card == Card::Map {
+                let e = &plans.messages[f.sub as usize];
+                set_str(L, "type", "map");
+                set_str(L, "key_type", e.fields[0].kind.proto_name());
+                set_str(L, "value_type", e.fields[1].kind.proto_name());
+                if let Some(n) = sub_type_name(plans, &e.fields[1]) {
+                    set_str(L, "value_type_name", n);
+                }
+            } else {
+                set_str(L, "type", f.kind.proto_name());
+                if let Some(n) = sub_type_name(plans, f) {
+                    set_str(L, "type_name", n);
+                }
+            }
+            if f.packed {
+                set_bool(L, "packed", true);
+            }
+            if f.oneof != crate::plan::NO_ONEOF {
+                set_str(L, "oneof", &m.oneofs[f.oneof as usize].name);
+            }
+            lua::rawseti(L, -2, i as i64 + 1);
+        }
+        1
+    }
+}
+
+fn sub_type_name<'p>(plans: &'p crate::plan::Plans, f: &crate::plan::FieldPlan) -> Option<&'p str> {
+    match f.kind {
+        Kind::Message | Kind::Group => Some(&plans.messages[f.sub as usize].full_name),
+        Kind::Enum => Some(&plans.enums[f.sub as usize].full_name),
+        _ => None,
+    }
+}
+
+/// `Msg:name()`: the full message name.
+///
+/// # Safety
+/// Called by Lua as a C closure made by [`push_message_metatable`].
+pub unsafe extern "C-unwind" fn message_name(L: *mut lua_State) -> c_int {
+    // SAFETY: as message_fields.
+    unsafe {
+        let Some(h) = check_ud::<MessageUd>(L, 1, upvalue(2)) else {
+            raise_fmt(L, format_args!("name: expected a message handle"))
+        };
+        match h.schema.as_deref() {
+            Some(inner) => lua::push_bytes(L, inner.plans.messages[h.index as usize].full_name.as_bytes()),
+            None => ffi::lua_pushnil(L),
+        }
+        1
+    }
+}
+
+/// `__tostring` of handles.
+///
+/// # Safety
+/// Called by Lua as a C closure made by [`push_message_metatable`].
+pub unsafe extern "C-unwind" fn message_tostring(L: *mut lua_State) -> c_int {
+    // SAFETY: as message_fields.
+    unsafe {
+        let name = check_ud::<MessageUd>(L, 1, upvalue(2))
+            .and_then(|h| h.schema.as_deref().map(|s| &*s.plans.messages[h.index as usize].full_name));
+        let mut buf = crate::error::ErrBuf::new();
+        let _ = std::fmt::Write::write_fmt(&mut buf, format_args!("protolua.Message<{}>", name.unwrap_or("?")));
+        lua::push_bytes(L, buf.as_bytes());
+        1
+    }
+}
+
+/// `__gc` of handles: release the schema reference.
+///
+/// # Safety
+/// Called by Lua with a handle userdata.
+pub unsafe extern "C-unwind" fn message_gc(L: *mut lua_State) -> c_int {
+    // SAFETY: this metatable is only set on MessageUd userdata.
+    unsafe {
+        let p = ffi::lua_touserdata(L, 1) as *mut MessageUd;
+        if let Some(p) = p.as_mut() {
+            drop(p.schema.take());
+        }
+    }
+    0
+}
+
+/// Push a new handle metatable; `keys` and `helpers` are absolute indices.
+///
+/// # Safety
+/// `L` valid with 8 free slots.
+pub unsafe fn push_message_metatable(L: *mut lua_State, keys: c_int, helpers: c_int) {
+    // SAFETY: plain table construction at setup time.
+    unsafe {
+        ffi::lua_createtable(L, 0, 4);
+        let mt = ffi::lua_gettop(L);
+        ffi::lua_createtable(L, 0, 4);
+        let methods: [(&str, ffi::lua_CFunction); 4] = [
+            ("encode", message_encode),
+            ("decode", message_decode),
+            ("fields", message_fields),
+            ("name", message_name),
+        ];
+        for (name, f) in methods {
+            lua::push_bytes(L, name.as_bytes());
+            ffi::lua_pushvalue(L, keys);
+            ffi::lua_pushvalue(L, mt);
+            ffi::lua_pushvalue(L, helpers);
+            ffi::lua_pushcclosure(L, f, 3);
+            ffi::lua_rawset(L, -3);
+        }
+        lua::push_bytes(L, b"__index");
+        ffi::lua_insert(L, -2);
+        ffi::lua_rawset(L, mt);
+        for (name, f) in [("__gc", message_gc as ffi::lua_CFunction), ("__tostring", message_tostring)] {
+            lua::push_bytes(L, name.as_bytes());
+            ffi::lua_pushvalue(L, keys);
+            ffi::lua_pushvalue(L, mt);
+            ffi::lua_pushvalue(L, helpers);
+            ffi::lua_pushcclosure(L, f, 3);
+            ffi::lua_rawset(L, mt);
+        }
+        lua::push_bytes(L, b"__metatable");
+        lua::push_bytes(L, b"protolua.Message");
+        ffi::lua_rawset(L, mt);
+    }
+}
+
+/// `t[name] = s` for the table on top.
+///
+/// # Safety
+/// Table on top, 2 free slots.
+pub unsafe fn set_str(L: *mut lua_State, name: &str, s: &str) {
+    // SAFETY: caller's contract.
+    unsafe {
+        lua::push_bytes(L, name.as_bytes());
+        lua::push_bytes(L, s.as_bytes());
+        ffi::lua_rawset(L, -3);
+    }
+}
+
+/// `t[name] = n` for the table on top.
+///
+/// # Safety
+/// Table on top, 2 free slots.
+pub unsafe fn set_int(L: *mut lua_State, name: &str, n: i64) {
+    // SAFETY: caller's contract.
+    unsafe {
+        lua::push_bytes(L, name.as_bytes());
+        lua::push_small_int(L, n);
+        ffi::lua_rawset(L, -3);
+    }
+}
+
+/// `t[name] = b` for the table on top.
+///
+/// # Safety
+/// Table on top, 2 free slots.
+pub unsafe fn set_bool(L: *mut lua_State, name: &str, b: bool) {
+    // SAFETY: caller's contract.
+    unsafe {
+        lua::push_bytes(L, name.as_bytes());
+        lua::push_bool(L, b);
+        ffi::lua_rawset(L, -3);
+    }
+}

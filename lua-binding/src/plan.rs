@@ -1,0 +1,250 @@
+//! The compiled schema: flat, index-linked plans the codec walks.
+//!
+//! In the spirit of upb's mini-tables: each message is a [`MessagePlan`]
+//! holding its fields sorted by number, a direct-index table for small
+//! field numbers and a binary-search fallback for the rest. Fields refer to
+//! sub-messages and enums by index into the [`Plans`] arrays and to their
+//! Lua key by `key_id` (a slot of the per-schema table of interned key
+//! strings), so the hot loops never touch a name or a hash map.
+
+use pbwire::{EncodedTag, WireType};
+
+/// Field numbers below this are found by direct indexing.
+pub const DENSE_LIMIT: u32 = 64;
+
+/// What a field holds on the wire and in Lua.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `double`: fixed64 bits, Lua number.
+    Double,
+    /// `float`: fixed32 bits, Lua number.
+    Float,
+    /// `int64`: varint, two's complement.
+    Int64,
+    /// `uint64`: varint.
+    UInt64,
+    /// `int32`: varint, negative values sign-extended to 10 bytes.
+    Int32,
+    /// `fixed64`: 8 bytes little endian.
+    Fixed64,
+    /// `fixed32`: 4 bytes little endian.
+    Fixed32,
+    /// `bool`: varint 0/1.
+    Bool,
+    /// `string`: LEN, UTF-8 (validated when the plan says so).
+    String,
+    /// `bytes`: LEN.
+    Bytes,
+    /// `uint32`: varint.
+    UInt32,
+    /// `sfixed32`: 4 bytes, signed.
+    SFixed32,
+    /// `sfixed64`: 8 bytes, signed.
+    SFixed64,
+    /// `sint32`: zigzag varint.
+    SInt32,
+    /// `sint64`: zigzag varint.
+    SInt64,
+    /// An enum: varint int32; `sub` is the enum index.
+    Enum,
+    /// A nested message in a LEN; `sub` is the message index.
+    Message,
+    /// A group (START_GROUP … END_GROUP); `sub` is the message index.
+    Group,
+}
+
+impl Kind {
+    /// The wire type one (unpacked) value of this kind uses.
+    pub const fn wire_type(self) -> WireType {
+        match self {
+            Kind::Double | Kind::Fixed64 | Kind::SFixed64 => WireType::I64,
+            Kind::Float | Kind::Fixed32 | Kind::SFixed32 => WireType::I32,
+            Kind::String | Kind::Bytes | Kind::Message => WireType::Len,
+            Kind::Group => WireType::StartGroup,
+            _ => WireType::Varint,
+        }
+    }
+
+    /// Whether values of this kind may be packed into one LEN run.
+    pub const fn is_packable(self) -> bool {
+        !matches!(self, Kind::String | Kind::Bytes | Kind::Message | Kind::Group)
+    }
+
+    /// Whether the kind is a 64-bit integer (needs the int64 representation).
+    pub const fn is_64bit_integer(self) -> bool {
+        matches!(self, Kind::Int64 | Kind::UInt64 | Kind::Fixed64 | Kind::SFixed64 | Kind::SInt64)
+    }
+
+    /// The `.proto` spelling, for `fields()` and error messages.
+    pub const fn proto_name(self) -> &'static str {
+        match self {
+            Kind::Double => "double",
+            Kind::Float => "float",
+            Kind::Int64 => "int64",
+            Kind::UInt64 => "uint64",
+            Kind::Int32 => "int32",
+            Kind::Fixed64 => "fixed64",
+            Kind::Fixed32 => "fixed32",
+            Kind::Bool => "bool",
+            Kind::String => "string",
+            Kind::Bytes => "bytes",
+            Kind::UInt32 => "uint32",
+            Kind::SFixed32 => "sfixed32",
+            Kind::SFixed64 => "sfixed64",
+            Kind::SInt32 => "sint32",
+            Kind::SInt64 => "sint64",
+            Kind::Enum => "enum",
+            Kind::Message => "message",
+            Kind::Group => "group",
+        }
+    }
+}
+
+/// How many values a field holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Card {
+    /// One value (proto3 implicit presence, proto2/proto3 `optional`, `required`).
+    Single,
+    /// `repeated`: a Lua array.
+    Repeated,
+    /// `map<K, V>`: a Lua table; `sub` is the entry message (fields 1 and 2).
+    Map,
+}
+
+/// Sentinel for "no oneof".
+pub const NO_ONEOF: u16 = u16::MAX;
+
+/// One field of a message plan.
+#[derive(Clone, Debug)]
+pub struct FieldPlan {
+    /// Field number.
+    pub number: u32,
+    /// Value kind.
+    pub kind: Kind,
+    /// Cardinality.
+    pub card: Card,
+    /// Encode repeated scalars packed.
+    pub packed: bool,
+    /// Validate UTF-8 of `string` values.
+    pub utf8: bool,
+    /// `required` (proto2); checked by the later proto2 work.
+    pub required: bool,
+    /// Singular field without explicit presence (proto3 plain scalar):
+    /// encode leaves it out when it holds the zero value.
+    pub implicit: bool,
+    /// Index of the Lua key string in the schema's key table (1-based).
+    pub key_id: i32,
+    /// Sub-message or enum index (see [`Kind`]); for maps the entry message.
+    pub sub: u32,
+    /// The tag written before each value (for packed fields: the LEN tag).
+    pub tag: EncodedTag,
+    /// Index into the message's oneof list, or [`NO_ONEOF`].
+    pub oneof: u16,
+    /// For repeated and map fields: ordinal among them (a stack slot on decode).
+    pub slot: u16,
+    /// Field name as written in the `.proto` (also the Lua key).
+    pub name: Box<str>,
+}
+
+/// One oneof of a message (synthetic proto3-optional oneofs are left out).
+#[derive(Clone, Debug)]
+pub struct OneofPlan {
+    /// Oneof name.
+    pub name: Box<str>,
+    /// Indices into the message's `fields` of the members.
+    pub members: Box<[u16]>,
+}
+
+/// One message type.
+#[derive(Clone, Debug)]
+pub struct MessagePlan {
+    /// Full name without the leading dot (`hello.Person`).
+    pub full_name: Box<str>,
+    /// Fields sorted by number.
+    pub fields: Box<[FieldPlan]>,
+    /// `dense[n]` = index+1 of the field numbered `n`, 0 when none (n < DENSE_LIMIT).
+    pub dense: Box<[u16]>,
+    /// Oneofs.
+    pub oneofs: Box<[OneofPlan]>,
+    /// Number of repeated + map fields (decode stack slots).
+    pub n_slots: u16,
+    /// For map entry messages: true.
+    pub is_map_entry: bool,
+}
+
+impl MessagePlan {
+    /// The field with this number, if any: direct index below
+    /// [`DENSE_LIMIT`], binary search above.
+    #[inline(always)]
+    pub fn field_index(&self, number: u32) -> Option<usize> {
+        if number < DENSE_LIMIT {
+            match self.dense.get(number as usize) {
+                Some(&i) if i != 0 => Some(i as usize - 1),
+                _ => None,
+            }
+        } else {
+            self.fields.binary_search_by_key(&number, |f| f.number).ok()
+        }
+    }
+}
+
+/// One enum type.
+#[derive(Clone, Debug)]
+pub struct EnumPlan {
+    /// Full name without the leading dot.
+    pub full_name: Box<str>,
+    /// `(number, name)` in declaration order.
+    pub values: Box<[(i32, Box<str>)]>,
+    /// `(number, key id of the name)` sorted by number; for aliases the
+    /// first declared name wins (as protobuf's text and JSON output do).
+    pub by_number: Box<[(i32, i32)]>,
+    /// `(name, number)` sorted by name bytes.
+    pub by_name: Box<[(Box<str>, i32)]>,
+    /// Closed (proto2) enum: unknown numbers are not valid values.
+    pub closed: bool,
+}
+
+impl EnumPlan {
+    /// Key id of the name of `number`, if the enum has it.
+    #[inline]
+    pub fn name_key(&self, number: i32) -> Option<i32> {
+        self.by_number.binary_search_by_key(&number, |&(n, _)| n).ok().map(|i| self.by_number[i].1)
+    }
+
+    /// The number named `name`, if any.
+    #[inline]
+    pub fn number_of(&self, name: &[u8]) -> Option<i32> {
+        self.by_name.binary_search_by(|(n, _)| n.as_bytes().cmp(name)).ok().map(|i| self.by_name[i].1)
+    }
+
+    /// The default value: the first declared (proto3: the zero value).
+    pub fn first_number(&self) -> i32 {
+        self.values.first().map_or(0, |v| v.0)
+    }
+}
+
+/// Every plan of a schema, index-linked.
+#[derive(Debug, Default)]
+pub struct Plans {
+    /// Message plans; `Kind::Message`/`Group`/maps refer here by index.
+    pub messages: Vec<MessagePlan>,
+    /// Enum plans; `Kind::Enum` refers here by index.
+    pub enums: Vec<EnumPlan>,
+    /// Interned Lua key strings (field names, then enum value names) in
+    /// key-id order (key id = index + 1).
+    pub keys: Vec<Box<str>>,
+}
+
+impl Plans {
+    /// Index of the message named `name` (leading dot optional).
+    pub fn message_index(&self, name: &str) -> Option<usize> {
+        let name = name.strip_prefix('.').unwrap_or(name);
+        self.messages.iter().position(|m| &*m.full_name == name)
+    }
+
+    /// Index of the enum named `name` (leading dot optional).
+    pub fn enum_index(&self, name: &str) -> Option<usize> {
+        let name = name.strip_prefix('.').unwrap_or(name);
+        self.enums.iter().position(|e| &*e.full_name == name)
+    }
+}

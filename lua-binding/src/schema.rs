@@ -1,0 +1,419 @@
+//! Schema objects: `protolua.load(fds)` and the schema's methods.
+//!
+//! A schema is a userdata owning an `Rc<SchemaInner>` (plans plus the
+//! reusable encode buffers). Its uservalue is a Lua table holding the Lua
+//! side of the schema:
+//! 1. the key table (interned field and enum-value names, by key id),
+//! 2. the message-handle metatable,
+//! 3. the handle cache (full name → handle),
+//! 4. the int64 helper table.
+//!
+//! Rust heap objects are moved into a userdata *before* any Lua call that
+//! can raise, so an out-of-memory error leaks nothing.
+
+use std::cell::{Cell, UnsafeCell};
+use std::os::raw::c_int;
+use std::rc::Rc;
+
+use crate::compile::compile_descriptor_set;
+use crate::encode::EncodeBuffers;
+use crate::error::{ErrBuf, raise, raise_fmt, type_name};
+use crate::lua::{self, ffi, lua_State, upvalue};
+use crate::message_api::{MessageUd, check_ud, decode_with, encode_with, push_message_metatable};
+use crate::plan::Plans;
+
+/// Default nesting limit for decode and encode.
+pub const DEFAULT_MAX_DEPTH: u32 = 100;
+/// Largest accepted `max_depth` (the walk recurses on the C stack).
+pub const MAX_MAX_DEPTH: u32 = 1000;
+
+const S_KEYS: i64 = 1;
+const S_MSG_MT: i64 = 2;
+const S_HANDLES: i64 = 3;
+const S_HELPERS: i64 = 4;
+
+/// The compiled schema and its per-schema mutable state.
+pub struct SchemaInner {
+    /// Compiled plans.
+    pub plans: Plans,
+    /// Encode output buffer and scratch, reused across calls.
+    pub bufs: UnsafeCell<EncodeBuffers>,
+    /// Set while `bufs` is in use.
+    pub busy: Cell<bool>,
+    /// Nesting limit.
+    pub max_depth: u32,
+    /// Refuse unknown keys on encode.
+    pub strict_keys: bool,
+}
+
+/// Userdata payload of a schema.
+pub struct SchemaUd {
+    /// `None` once finalized.
+    pub inner: Option<Rc<SchemaInner>>,
+}
+
+/// `protolua.load(bytes [, opts])`. Upvalues: 1 schema metatable, 2 helpers.
+///
+/// # Safety
+/// Called by Lua.
+pub unsafe extern "C-unwind" fn load(L: *mut lua_State) -> c_int {
+    // SAFETY: argument types are checked before use.
+    unsafe {
+        if ffi::lua_type(L, 1) != ffi::LUA_TSTRING {
+            let got = type_name(L, 1);
+            raise_fmt(L, format_args!("load: expected the bytes of a FileDescriptorSet, got {got}"))
+        }
+        let (max_depth, strict) = read_options(L, 2);
+        let bytes = lua::string_bytes(L, 1);
+        push_schema(L, bytes, max_depth, strict)
+    }
+}
+
+/// `protolua.load_file(path [, opts])`.
+///
+/// # Safety
+/// Called by Lua.
+pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
+    // SAFETY: argument types are checked before use; the file contents are
+    // moved into a Lua string before anything else can raise.
+    unsafe {
+        if ffi::lua_type(L, 1) != ffi::LUA_TSTRING {
+            let got = type_name(L, 1);
+            raise_fmt(L, format_args!("load_file: expected a path, got {got}"))
+        }
+        let (max_depth, strict) = read_options(L, 2);
+        let path = lua::string_bytes(L, 1);
+        let path = String::from_utf8_lossy(path).into_owned();
+        let read = std::fs::read(&path);
+        match read {
+            Ok(data) => {
+                // Anchor the bytes in Lua (slot 3), then drop the Vec.
+                ffi::lua_settop(L, 2);
+                lua::push_bytes(L, &data);
+                drop(data);
+                drop(path);
+                let bytes = lua::string_bytes(L, 3);
+                push_schema(L, bytes, max_depth, strict)
+            }
+            Err(e) => {
+                let mut buf = ErrBuf::new();
+                let _ =
+                    std::fmt::Write::write_fmt(&mut buf, format_args!("protolua: load_file: cannot read {path}: {e}"));
+                drop(path);
+                drop(e);
+                raise(L, &buf)
+            }
+        }
+    }
+}
+
+/// Read `{ max_depth = n, strict_keys = bool }` at `idx` (optional).
+unsafe fn read_options(L: *mut lua_State, idx: c_int) -> (u32, bool) {
+    let mut max_depth = DEFAULT_MAX_DEPTH;
+    let mut strict = true;
+    // SAFETY: load-time option parsing; field reads are raw.
+    unsafe {
+        match ffi::lua_type(L, idx) {
+            ffi::LUA_TNONE | ffi::LUA_TNIL => {}
+            ffi::LUA_TTABLE => {
+                lua::push_bytes(L, b"max_depth");
+                match lua::rawget(L, idx) {
+                    ffi::LUA_TNIL => {}
+                    ffi::LUA_TNUMBER => {
+                        let d = ffi::lua_tonumber(L, -1);
+                        if !(1.0..=MAX_MAX_DEPTH as f64).contains(&d) || d.trunc() != d {
+                            raise_fmt(L, format_args!("load: max_depth must be an integer in 1..{MAX_MAX_DEPTH}"))
+                        }
+                        max_depth = d as u32;
+                    }
+                    _ => raise_fmt(L, format_args!("load: max_depth must be a number")),
+                }
+                ffi::lua_pop(L, 1);
+                lua::push_bytes(L, b"strict_keys");
+                match lua::rawget(L, idx) {
+                    ffi::LUA_TNIL => {}
+                    ffi::LUA_TBOOLEAN => strict = ffi::lua_toboolean(L, -1) != 0,
+                    _ => raise_fmt(L, format_args!("load: strict_keys must be a boolean")),
+                }
+                ffi::lua_pop(L, 1);
+            }
+            _ => {
+                let got = type_name(L, idx);
+                raise_fmt(L, format_args!("load: options must be a table, got {got}"))
+            }
+        }
+    }
+    (max_depth, strict)
+}
+
+/// Compile `bytes` and push the schema userdata.
+unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], max_depth: u32, strict_keys: bool) -> c_int {
+    // SAFETY: the userdata is made first (with its __gc) so the compiled
+    // schema is owned by Lua from the moment it exists.
+    unsafe {
+        let ud = ffi::lua_newuserdata(L, size_of::<SchemaUd>()) as *mut SchemaUd;
+        ud.write(SchemaUd { inner: None });
+        ffi::lua_pushvalue(L, upvalue(1));
+        ffi::lua_setmetatable(L, -2);
+        let schema_idx = ffi::lua_gettop(L);
+        match compile_descriptor_set(bytes) {
+            Ok(plans) => {
+                (*ud).inner = Some(Rc::new(SchemaInner {
+                    plans,
+                    bufs: UnsafeCell::new(EncodeBuffers::default()),
+                    busy: Cell::new(false),
+                    max_depth,
+                    strict_keys,
+                }));
+            }
+            Err(msg) => {
+                let mut buf = ErrBuf::new();
+                let _ = std::fmt::Write::write_fmt(&mut buf, format_args!("protolua: load: {msg}"));
+                drop(msg);
+                raise(L, &buf)
+            }
+        }
+        let inner: &SchemaInner = (*ud).inner.as_deref().expect("just set");
+        // The uservalue table.
+        ffi::lua_createtable(L, 4, 0);
+        let state = ffi::lua_gettop(L);
+        ffi::lua_createtable(L, inner.plans.keys.len() as c_int, 0);
+        for (i, k) in inner.plans.keys.iter().enumerate() {
+            lua::push_bytes(L, k.as_bytes());
+            lua::rawseti(L, -2, i as i64 + 1);
+        }
+        let keys = ffi::lua_gettop(L);
+        ffi::lua_pushvalue(L, upvalue(2));
+        let helpers = ffi::lua_gettop(L);
+        push_message_metatable(L, keys, helpers);
+        lua::rawseti(L, state, S_MSG_MT);
+        ffi::lua_pushvalue(L, keys);
+        lua::rawseti(L, state, S_KEYS);
+        ffi::lua_pushvalue(L, helpers);
+        lua::rawseti(L, state, S_HELPERS);
+        ffi::lua_createtable(L, 0, 8);
+        lua::rawseti(L, state, S_HANDLES);
+        ffi::lua_settop(L, state);
+        ffi::lua_setuservalue(L, schema_idx);
+        ffi::lua_settop(L, schema_idx);
+        1
+    }
+}
+
+/// `__gc` of schemas.
+///
+/// # Safety
+/// Called by Lua with a schema userdata.
+pub unsafe extern "C-unwind" fn schema_gc(L: *mut lua_State) -> c_int {
+    // SAFETY: the metatable is only set on SchemaUd userdata.
+    unsafe {
+        if let Some(p) = (ffi::lua_touserdata(L, 1) as *mut SchemaUd).as_mut() {
+            drop(p.inner.take());
+        }
+    }
+    0
+}
+
+/// Check arg 1 is a live schema; upvalue 1 is the schema metatable.
+unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
+    // SAFETY: check_ud verifies the metatable.
+    unsafe {
+        match check_ud::<SchemaUd>(L, 1, upvalue(1)).and_then(|s| s.inner.as_deref()) {
+            Some(s) => s,
+            None => raise_fmt(L, format_args!("{what}: expected a schema (call it as schema:{what}(...))")),
+        }
+    }
+}
+
+/// Push the handle of the message named by the string at `name_idx`, or
+/// raise. Leaves the schema state table below it? No: pushes only the handle.
+unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, what: &str) {
+    // SAFETY: raw access to our own state table; the name is type-checked.
+    unsafe {
+        if ffi::lua_type(L, name_idx) != ffi::LUA_TSTRING {
+            let got = type_name(L, name_idx);
+            raise_fmt(L, format_args!("{what}: expected a message name, got {got}"))
+        }
+        ffi::lua_getuservalue(L, 1);
+        let state = ffi::lua_gettop(L);
+        lua::rawgeti(L, state, S_HANDLES);
+        let handles = ffi::lua_gettop(L);
+        ffi::lua_pushvalue(L, name_idx);
+        if lua::rawget(L, handles) == ffi::LUA_TUSERDATA {
+            ffi::lua_replace(L, state);
+            ffi::lua_settop(L, state);
+            return;
+        }
+        ffi::lua_pop(L, 1);
+        let name = lua::string_bytes(L, name_idx);
+        let index = std::str::from_utf8(name).ok().and_then(|n| inner.plans.message_index(n));
+        let Some(index) = index else {
+            let shown = crate::error::ShortStr::new(name);
+            raise_fmt(L, format_args!("{what}: unknown message type \"{shown}\""))
+        };
+        let h = ffi::lua_newuserdata(L, size_of::<MessageUd>()) as *mut MessageUd;
+        h.write(MessageUd { schema: None, index: index as u32 });
+        lua::rawgeti(L, state, S_MSG_MT);
+        ffi::lua_setmetatable(L, -2);
+        // Only now take the reference: the userdata (and its __gc) exists.
+        let rc = (*(ffi::lua_touserdata(L, 1) as *const SchemaUd)).inner.clone();
+        (*h).schema = rc;
+        ffi::lua_pushvalue(L, name_idx);
+        ffi::lua_pushvalue(L, -2);
+        ffi::lua_rawset(L, handles);
+        ffi::lua_replace(L, state);
+        ffi::lua_settop(L, state);
+    }
+}
+
+/// `schema:message(name)`.
+///
+/// # Safety
+/// Called by Lua.
+pub unsafe extern "C-unwind" fn schema_message(L: *mut lua_State) -> c_int {
+    // SAFETY: checked arguments.
+    unsafe {
+        let inner = check_schema(L, "message");
+        ffi::lua_settop(L, 2);
+        push_handle(L, inner, 2, "message");
+        1
+    }
+}
+
+/// `schema:encode(name, t)`.
+///
+/// # Safety
+/// Called by Lua.
+pub unsafe extern "C-unwind" fn schema_encode(L: *mut lua_State) -> c_int {
+    // SAFETY: checked arguments; the handle and state tables stay on the stack.
+    unsafe {
+        let inner = check_schema(L, "encode");
+        ffi::lua_settop(L, 3);
+        push_handle(L, inner, 2, "encode");
+        let index = (*(ffi::lua_touserdata(L, 4) as *const MessageUd)).index;
+        ffi::lua_getuservalue(L, 1);
+        lua::rawgeti(L, 5, S_KEYS);
+        lua::rawgeti(L, 5, S_HELPERS);
+        encode_with(L, inner, index, 3, 6, 7)
+    }
+}
+
+/// `schema:decode(name, s)`.
+///
+/// # Safety
+/// Called by Lua.
+pub unsafe extern "C-unwind" fn schema_decode(L: *mut lua_State) -> c_int {
+    // SAFETY: as schema_encode.
+    unsafe {
+        let inner = check_schema(L, "decode");
+        ffi::lua_settop(L, 3);
+        push_handle(L, inner, 2, "decode");
+        let index = (*(ffi::lua_touserdata(L, 4) as *const MessageUd)).index;
+        ffi::lua_getuservalue(L, 1);
+        lua::rawgeti(L, 5, S_KEYS);
+        lua::rawgeti(L, 5, S_HELPERS);
+        decode_with(L, inner, index, 3, 6, 7)
+    }
+}
+
+/// `schema:messages()`: array of full names (map entries left out).
+///
+/// # Safety
+/// Called by Lua.
+pub unsafe extern "C-unwind" fn schema_messages(L: *mut lua_State) -> c_int {
+    // SAFETY: borrows of the plans, kept alive by arg 1.
+    unsafe {
+        let inner = check_schema(L, "messages");
+        let names = inner.plans.messages.iter().filter(|m| !m.is_map_entry).map(|m| &*m.full_name);
+        push_names(L, names);
+        1
+    }
+}
+
+/// `schema:enums()`: array of full names.
+///
+/// # Safety
+/// Called by Lua.
+pub unsafe extern "C-unwind" fn schema_enums(L: *mut lua_State) -> c_int {
+    // SAFETY: as schema_messages.
+    unsafe {
+        let inner = check_schema(L, "enums");
+        push_names(L, inner.plans.enums.iter().map(|e| &*e.full_name));
+        1
+    }
+}
+
+unsafe fn push_names<'a>(L: *mut lua_State, names: impl Iterator<Item = &'a str>) {
+    // SAFETY: table on top while filling.
+    unsafe {
+        ffi::lua_createtable(L, 0, 0);
+        for (i, n) in names.enumerate() {
+            lua::push_bytes(L, n.as_bytes());
+            lua::rawseti(L, -2, i as i64 + 1);
+        }
+    }
+}
+
+/// `schema:enum(name)`: `{ NAME = number, ... }`.
+///
+/// # Safety
+/// Called by Lua.
+pub unsafe extern "C-unwind" fn schema_enum(L: *mut lua_State) -> c_int {
+    // SAFETY: checked arguments; borrows of the plans.
+    unsafe {
+        let inner = check_schema(L, "enum");
+        if ffi::lua_type(L, 2) != ffi::LUA_TSTRING {
+            let got = type_name(L, 2);
+            raise_fmt(L, format_args!("enum: expected an enum name, got {got}"))
+        }
+        let name = lua::string_bytes(L, 2);
+        let Some(e) = std::str::from_utf8(name).ok().and_then(|n| inner.plans.enum_index(n)) else {
+            let shown = crate::error::ShortStr::new(name);
+            raise_fmt(L, format_args!("enum: unknown enum type \"{shown}\""))
+        };
+        let e = &inner.plans.enums[e];
+        ffi::lua_createtable(L, 0, e.values.len() as c_int);
+        for (n, name) in e.values.iter() {
+            lua::push_bytes(L, name.as_bytes());
+            lua::push_small_int(L, *n as i64);
+            ffi::lua_rawset(L, -3);
+        }
+        1
+    }
+}
+
+/// Push the (per-state) schema metatable, creating it on first use.
+///
+/// # Safety
+/// `L` valid with 8 free slots.
+pub unsafe fn push_schema_metatable(L: *mut lua_State) {
+    // SAFETY: setup-time table construction.
+    unsafe {
+        ffi::lua_createtable(L, 0, 4);
+        let mt = ffi::lua_gettop(L);
+        ffi::lua_createtable(L, 0, 6);
+        let methods: [(&str, ffi::lua_CFunction); 6] = [
+            ("message", schema_message),
+            ("encode", schema_encode),
+            ("decode", schema_decode),
+            ("messages", schema_messages),
+            ("enums", schema_enums),
+            ("enum", schema_enum),
+        ];
+        for (name, f) in methods {
+            lua::push_bytes(L, name.as_bytes());
+            ffi::lua_pushvalue(L, mt);
+            ffi::lua_pushcclosure(L, f, 1);
+            ffi::lua_rawset(L, -3);
+        }
+        lua::push_bytes(L, b"__index");
+        ffi::lua_insert(L, -2);
+        ffi::lua_rawset(L, mt);
+        lua::push_bytes(L, b"__gc");
+        ffi::lua_pushcfunction(L, schema_gc);
+        ffi::lua_rawset(L, mt);
+        lua::push_bytes(L, b"__metatable");
+        lua::push_bytes(L, b"protolua.Schema");
+        ffi::lua_rawset(L, mt);
+    }
+}
