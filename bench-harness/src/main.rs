@@ -1,5 +1,71 @@
-//! The benchmark matrix runner (filled in by the bench-harness work).
+//! The benchmark matrix runner: embedded vendored LuaJIT, the matrix of
+//! `../shared/matrix/MATRIX.md` run as a user would (a Lua loop calling
+//! `Msg:encode(t)` / `Msg:decode(s)`), each cell warmed up, then
+//! `REPS` repetitions of at least `BUDGET` seconds; prints the median and
+//! the spread as a markdown table and writes JSON to `bench-harness/results/`.
+//!
+//! Environment: `PROTOLUA_BENCH_BUDGET` (seconds per repetition, default
+//! 0.5), `PROTOLUA_BENCH_REPS` (default 3).
 
-fn main() {
-    println!("protolua-bench: the matrix is not built yet");
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use mlua::{Lua, Table};
+
+fn main() -> mlua::Result<()> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let fixtures = root.join("../fixtures").canonicalize().expect("fixtures folder next to bench-harness");
+    let budget: f64 = std::env::var("PROTOLUA_BENCH_BUDGET").ok().and_then(|v| v.parse().ok()).unwrap_or(0.5);
+    let reps: u32 = std::env::var("PROTOLUA_BENCH_REPS").ok().and_then(|v| v.parse().ok()).unwrap_or(3).max(1);
+
+    // SAFETY: the harness needs the full standard library (jit, ffi).
+    let lua = unsafe { Lua::unsafe_new() };
+    // SAFETY: luaopen_protolua follows the lua_CFunction contract.
+    let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }?;
+    let preload: Table = lua.globals().get::<Table>("package")?.get("preload")?;
+    preload.set("protolua", open)?;
+    let start = Instant::now();
+    lua.globals().set("now", lua.create_function(move |_, ()| Ok(start.elapsed().as_secs_f64()))?)?;
+    lua.globals().set("FIXTURES", fixtures.to_str().expect("utf-8 path"))?;
+    lua.globals().set("BUDGET", budget)?;
+    lua.globals().set("REPS", reps)?;
+    lua.load("protolua = require('protolua')").exec()?;
+    let version: String = lua.load("return jit and jit.version or _VERSION").eval()?;
+
+    let rows: Table = lua.load(include_str!("../lua/matrix.lua")).set_name("@matrix.lua").eval()?;
+    let mut table = String::new();
+    let mut json = String::from("[\n");
+    writeln!(table, "| message | size | bytes | direction | msgs/s | MB/s | spread |").unwrap();
+    writeln!(table, "|---|---|---:|---|---:|---:|---:|").unwrap();
+    for (i, row) in rows.sequence_values::<Table>().enumerate() {
+        let row = row?;
+        let schema: String = row.get("schema")?;
+        let label: String = row.get("label")?;
+        let dir: String = row.get("dir")?;
+        let size: u64 = row.get("size")?;
+        let msgs: f64 = row.get("msgs")?;
+        let mbs: f64 = row.get("mbs")?;
+        let spread: f64 = row.get("spread")?;
+        writeln!(table, "| {schema} | {label} | {size} | {dir} | {msgs:.0} | {mbs:.1} | {:.1} % |", spread * 100.0)
+            .unwrap();
+        if i > 0 {
+            json.push_str(",\n");
+        }
+        write!(
+            json,
+            "  {{\"message\": \"{schema}\", \"size\": \"{label}\", \"bytes\": {size}, \"direction\": \"{dir}\", \
+             \"msgs_per_s\": {msgs:.1}, \"mb_per_s\": {mbs:.3}, \"spread\": {spread:.4}}}"
+        )
+        .unwrap();
+    }
+    json.push_str("\n]\n");
+    println!("protolua matrix on {version}: median of {reps} x {budget} s per cell, spread = (max-min)/median\n");
+    print!("{table}");
+    let out = root.join("results");
+    std::fs::create_dir_all(&out).expect("results folder");
+    let path = out.join("matrix-luajit.json");
+    std::fs::write(&path, json).expect("write results");
+    println!("\nJSON: {}", path.display());
+    Ok(())
 }
