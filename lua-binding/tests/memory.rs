@@ -1,0 +1,90 @@
+//! Failing (and succeeding) encodes and decodes, repeated many times, leave
+//! both the Rust heap and the Lua heap flat: checked numerically with a
+//! counting global allocator and `collectgarbage('count')`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use mlua::Lua;
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting bytes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same layout contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: `ptr` came from `alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const SETUP: &str = r#"
+protolua = require('protolua')
+local s = protolua.load_file(FIXTURES .. '/descriptors/hello.fds')
+Person = s:message('hello.Person')
+good = { name = 'Alexey', age = 30, emails = { 'a@b.c', 'd@e.f' }, address = { city = 'Moscow' },
+         lucky_numbers = { 1, 2, 3 } }
+good_bytes = Person:encode(good)
+bad_tables = {
+    { name = 5 },
+    { age = 2 ^ 40 },
+    { emails = { 'x', 7 } },
+    { address = { city = '\255' } },
+    { nope = 1 },
+    { lucky_numbers = { 1.5 } },
+}
+bad_bytes = { good_bytes:sub(1, #good_bytes - 1), '\0\0', '\255\255\255\255\255\255\255\255\255\255\255',
+              '\10\200\1abc', '\34\3\10\1\255' }
+function round(n)
+    for i = 1, n do
+        local t = bad_tables[i % #bad_tables + 1]
+        assert(not pcall(Person.encode, Person, t))
+        local b = bad_bytes[i % #bad_bytes + 1]
+        assert(not pcall(Person.decode, Person, b))
+        if i % 10 == 0 then
+            assert(Person:decode(Person:encode(good)).name == 'Alexey')
+        end
+    end
+    collectgarbage('collect')
+    collectgarbage('collect')
+    return collectgarbage('count')
+end
+"#;
+
+#[test]
+fn failing_codec_calls_leave_memory_flat() {
+    // SAFETY: the test needs the full standard library.
+    let lua = unsafe { Lua::unsafe_new() };
+    // SAFETY: luaopen_protolua follows the lua_CFunction contract.
+    let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }.unwrap();
+    let preload: mlua::Table = lua.globals().get::<mlua::Table>("package").unwrap().get("preload").unwrap();
+    preload.set("protolua", open).unwrap();
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures");
+    lua.globals().set("FIXTURES", fixtures).unwrap();
+    lua.load(SETUP).exec().unwrap();
+
+    let round = |n: u32| -> (f64, isize) {
+        let kb: f64 = lua.load(format!("return round({n})")).eval().unwrap();
+        (kb, LIVE.load(Ordering::Relaxed))
+    };
+    let (lua_before, rust_before) = round(20_000); // warm-up: buffers, interned strings
+    let (lua_after, rust_after) = round(1_000_000);
+    eprintln!("Lua heap {lua_before:.1} KB -> {lua_after:.1} KB; Rust heap {rust_before} B -> {rust_after} B");
+    assert!(lua_after - lua_before < 64.0, "Lua heap grew by {} KB", lua_after - lua_before);
+    assert!(rust_after - rust_before < 64 * 1024, "Rust heap grew by {} B", rust_after - rust_before);
+}
