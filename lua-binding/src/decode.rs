@@ -11,7 +11,7 @@ use std::os::raw::c_int;
 
 use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
 
-use crate::error::{CodecError, ErrorKind};
+use crate::error::{CodecError, ErrSlot, ErrorKind, Fail};
 use crate::int64;
 use crate::lua::{self, ffi, lua_State};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
@@ -36,9 +36,11 @@ pub struct DecodeCtx<'a> {
     pub helpers: c_int,
     /// Nesting limit.
     pub max_depth: u32,
+    /// Where the walk records its error.
+    pub err: ErrSlot,
 }
 
-type Res<T = ()> = Result<T, CodecError>;
+type Res<T = ()> = Result<T, Fail>;
 
 impl DecodeCtx<'_> {
     /// Decode `buf` as message `msg` and push the resulting table.
@@ -46,10 +48,10 @@ impl DecodeCtx<'_> {
     /// # Safety
     /// `L` is valid; `keys`/`helpers` index the schema's tables; the input
     /// stays anchored (it is a Lua string argument) for the call.
-    pub unsafe fn decode_root(&self, msg: u32, buf: &[u8]) -> Res {
+    pub unsafe fn decode_root(&self, msg: u32, buf: &[u8]) -> Result<(), CodecError> {
         let mut r = Reader::new(buf);
         // SAFETY: forwarded contract.
-        unsafe { self.message(msg, &mut r, 1, None, false) }
+        unsafe { self.message(msg, &mut r, 1, None, false) }.map_err(|_| self.err.take())
     }
 
     #[inline(always)]
@@ -66,14 +68,14 @@ impl DecodeCtx<'_> {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
         if depth > self.max_depth {
-            return Err(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(r.position())));
+            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(r.position()))));
         }
         // SAFETY: (whole body) every stack index used is `t` or one of the
         // `n_slots` slots above it, all reserved by lua_checkstack below;
         // `t` holds a table; raw API calls run no metamethods.
         unsafe {
             if ffi::lua_checkstack(L, plan.n_slots as c_int + 8) == 0 {
-                return Err(CodecError::new(ErrorKind::StackOverflow, Some(r.position())));
+                return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, Some(r.position()))));
             }
             if !merge {
                 ffi::lua_createtable(L, 0, plan.fields.len().min(MAX_PRESIZE) as c_int);
@@ -88,7 +90,7 @@ impl DecodeCtx<'_> {
             }
             let mut ended = group.is_none();
             while !r.is_empty() {
-                let tag = r.read_tag().map_err(CodecError::wire)?;
+                let tag = r.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
                 let number = tag.field_number();
                 let wt = tag.wire_type();
                 if wt == WireType::EndGroup {
@@ -99,17 +101,17 @@ impl DecodeCtx<'_> {
                         }
                         Some(g) => {
                             let at = r.position() - tag_len(tag);
-                            return Err(CodecError::wire(pbwire::Error::new(
+                            return Err(self.err.set(CodecError::wire(pbwire::Error::new(
                                 pbwire::ErrorKind::GroupMismatch { expected: g, found: number },
                                 at,
-                            )));
+                            ))));
                         }
                         None => {
                             let at = r.position() - tag_len(tag);
-                            return Err(CodecError::wire(pbwire::Error::new(
+                            return Err(self.err.set(CodecError::wire(pbwire::Error::new(
                                 pbwire::ErrorKind::UnexpectedEndGroup(number),
                                 at,
-                            )));
+                            ))));
                         }
                     }
                 }
@@ -133,14 +135,15 @@ impl DecodeCtx<'_> {
                                 // A repeated occurrence of a singular message merges.
                                 self.push_key(f.key_id);
                                 ffi::lua_insert(L, -2);
-                                self.sub_message(f, r, depth, number, true).map_err(|e| e.in_field(mi, fi))?;
+                                self.sub_message(f, r, depth, number, true)
+                                    .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
                                 ffi::lua_rawset(L, t);
                                 continue;
                             }
                             ffi::lua_pop(L, 1);
                         }
                         self.push_key(f.key_id);
-                        self.value(f, r, depth, number).map_err(|e| e.in_field(mi, fi))?;
+                        self.value(f, r, depth, number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
                         ffi::lua_rawset(L, t);
                     }
                     Card::Repeated => {
@@ -149,7 +152,8 @@ impl DecodeCtx<'_> {
                             self.packed_run(mi, fi, f, r, t, slot, &mut counts)?;
                         } else if wt == f.kind.wire_type() {
                             let n = self.next_index(f, t, slot, &mut counts, 0);
-                            self.value(f, r, depth, number).map_err(|e| e.in_element(mi, fi, n as u64))?;
+                            self.value(f, r, depth, number)
+                                .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
                             lua::rawseti(L, slot, n);
                         } else {
                             self.skip(r, tag, depth)?;
@@ -162,15 +166,15 @@ impl DecodeCtx<'_> {
                         }
                         let slot = t + 1 + f.slot as c_int;
                         self.ensure_container(f, t, slot, &mut counts, 0);
-                        self.map_entry(f, r, depth, slot).map_err(|e| e.in_map(mi, fi))?;
+                        self.map_entry(f, r, depth, slot).map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
                     }
                 }
             }
             if !ended {
-                return Err(CodecError::wire(pbwire::Error::new(
+                return Err(self.err.set(CodecError::wire(pbwire::Error::new(
                     pbwire::ErrorKind::UnterminatedGroup(group.unwrap_or(0)),
                     r.position(),
-                )));
+                ))));
             }
             ffi::lua_settop(L, t);
         }
@@ -180,7 +184,7 @@ impl DecodeCtx<'_> {
     /// Skip an unknown (or mistyped) field.
     #[inline]
     fn skip(&self, r: &mut Reader<'_>, tag: Tag, depth: u32) -> Res {
-        r.skip_field(tag, self.max_depth.saturating_sub(depth)).map_err(CodecError::wire)
+        r.skip_field(tag, self.max_depth.saturating_sub(depth)).map_err(|e| self.err.set(CodecError::wire(e)))
     }
 
     /// In merge mode, put the existing arrays/maps of `t` into their slots.
@@ -303,7 +307,7 @@ impl DecodeCtx<'_> {
         counts: &mut [u32; TRACKED_SLOTS],
     ) -> Res {
         let L = self.L;
-        let run = r.read_len_bytes().map_err(|e| CodecError::wire(e).in_field(mi, fi))?;
+        let run = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
         let base = r.position() - run.len();
         let mut sub = Reader::with_offset(run, base);
         let presize = match f.kind.wire_type() {
@@ -321,7 +325,7 @@ impl DecodeCtx<'_> {
             // SAFETY: slot holds the array once next_index ensured it.
             unsafe {
                 let n = self.next_index(f, t, slot, counts, presize);
-                self.scalar(f, &mut sub).map_err(|e| e.in_element(mi, fi, n as u64))?;
+                self.scalar(f, &mut sub).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
                 lua::rawseti(L, slot, n);
             }
         }
@@ -333,9 +337,9 @@ impl DecodeCtx<'_> {
         let L = self.L;
         let entry = &self.plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
-        let mut er = r.read_len_reader().map_err(CodecError::wire)?;
+        let mut er = r.read_len_reader().map_err(|e| self.err.set(CodecError::wire(e)))?;
         if depth + 1 > self.max_depth {
-            return Err(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(er.position())));
+            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(er.position()))));
         }
         // SAFETY: two slots (key, value) plus temporaries are within the
         // reserve of the enclosing message frame (checkstack + 8).
@@ -344,7 +348,7 @@ impl DecodeCtx<'_> {
             ffi::lua_pushnil(L);
             ffi::lua_pushnil(L);
             while !er.is_empty() {
-                let tag = er.read_tag().map_err(CodecError::wire)?;
+                let tag = er.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
                 let (which, fld) = match tag.field_number() {
                     1 => (base + 1, kf),
                     2 => (base + 2, vf),
@@ -418,7 +422,7 @@ impl DecodeCtx<'_> {
             if f.kind == Kind::Group {
                 self.message(f.sub, r, depth + 1, Some(number), merge)
             } else {
-                let mut sub = r.read_len_reader().map_err(CodecError::wire)?;
+                let mut sub = r.read_len_reader().map_err(|e| self.err.set(CodecError::wire(e)))?;
                 self.message(f.sub, &mut sub, depth + 1, None, merge)
             }
         }
@@ -431,9 +435,10 @@ impl DecodeCtx<'_> {
         unsafe {
             match f.kind {
                 Kind::String | Kind::Bytes => {
-                    let bytes = r.read_len_bytes().map_err(CodecError::wire)?;
+                    let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
                     if f.utf8 {
-                        utf8::validate_utf8(bytes, r.position() - bytes.len()).map_err(CodecError::wire)?;
+                        utf8::validate_utf8(bytes, r.position() - bytes.len())
+                            .map_err(|e| self.err.set(CodecError::wire(e)))?;
                     }
                     lua::push_bytes(self.L, bytes);
                     Ok(())
@@ -451,29 +456,58 @@ impl DecodeCtx<'_> {
         // SAFETY: one free slot (reserved by the frame); helpers index valid.
         unsafe {
             match f.kind {
-                Kind::Int32 => lua::push_small_int(L, r.read_varint().map_err(CodecError::wire)? as i32 as i64),
-                Kind::UInt32 => lua::push_small_int(L, r.read_varint().map_err(CodecError::wire)? as u32 as i64),
+                Kind::Int32 => lua::push_small_int(
+                    L,
+                    r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? as i32 as i64,
+                ),
+                Kind::UInt32 => lua::push_small_int(
+                    L,
+                    r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? as u32 as i64,
+                ),
                 Kind::SInt32 => {
-                    let v = r.read_varint().map_err(CodecError::wire)? as u32;
+                    let v = r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? as u32;
                     lua::push_small_int(L, zigzag::decode_zigzag32(v) as i64)
                 }
-                Kind::Int64 => int64::push_i64(L, r.read_varint().map_err(CodecError::wire)? as i64, self.helpers),
-                Kind::UInt64 => int64::push_u64(L, r.read_varint().map_err(CodecError::wire)?, self.helpers),
+                Kind::Int64 => int64::push_i64(
+                    L,
+                    r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? as i64,
+                    self.helpers,
+                ),
+                Kind::UInt64 => {
+                    int64::push_u64(L, r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))?, self.helpers)
+                }
                 Kind::SInt64 => {
-                    let v = r.read_varint().map_err(CodecError::wire)?;
+                    let v = r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))?;
                     int64::push_i64(L, zigzag::decode_zigzag64(v), self.helpers)
                 }
-                Kind::Bool => lua::push_bool(L, r.read_varint().map_err(CodecError::wire)? != 0),
+                Kind::Bool => lua::push_bool(L, r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? != 0),
                 Kind::Enum => {
-                    let v = r.read_varint().map_err(CodecError::wire)? as i32;
+                    let v = r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? as i32;
                     self.push_enum(f, v)
                 }
-                Kind::Fixed32 => lua::push_small_int(L, r.read_fixed32().map_err(CodecError::wire)? as i64),
-                Kind::SFixed32 => lua::push_small_int(L, r.read_fixed32().map_err(CodecError::wire)? as i32 as i64),
-                Kind::Float => lua::push_number(L, f32::from_bits(r.read_fixed32().map_err(CodecError::wire)?) as f64),
-                Kind::Fixed64 => int64::push_u64(L, r.read_fixed64().map_err(CodecError::wire)?, self.helpers),
-                Kind::SFixed64 => int64::push_i64(L, r.read_fixed64().map_err(CodecError::wire)? as i64, self.helpers),
-                Kind::Double => lua::push_number(L, f64::from_bits(r.read_fixed64().map_err(CodecError::wire)?)),
+                Kind::Fixed32 => {
+                    lua::push_small_int(L, r.read_fixed32().map_err(|e| self.err.set(CodecError::wire(e)))? as i64)
+                }
+                Kind::SFixed32 => lua::push_small_int(
+                    L,
+                    r.read_fixed32().map_err(|e| self.err.set(CodecError::wire(e)))? as i32 as i64,
+                ),
+                Kind::Float => lua::push_number(
+                    L,
+                    f32::from_bits(r.read_fixed32().map_err(|e| self.err.set(CodecError::wire(e)))?) as f64,
+                ),
+                Kind::Fixed64 => {
+                    int64::push_u64(L, r.read_fixed64().map_err(|e| self.err.set(CodecError::wire(e)))?, self.helpers)
+                }
+                Kind::SFixed64 => int64::push_i64(
+                    L,
+                    r.read_fixed64().map_err(|e| self.err.set(CodecError::wire(e)))? as i64,
+                    self.helpers,
+                ),
+                Kind::Double => lua::push_number(
+                    L,
+                    f64::from_bits(r.read_fixed64().map_err(|e| self.err.set(CodecError::wire(e)))?),
+                ),
                 Kind::String | Kind::Bytes | Kind::Message | Kind::Group => unreachable!("not a scalar"),
             }
         }

@@ -14,7 +14,7 @@ use std::os::raw::c_int;
 
 use pbwire::{Tag, WireType, Writer, utf8, zigzag};
 
-use crate::error::{CodecError, ErrorKind, IntValue, ShortStr, lua_type_name};
+use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, ShortStr, lua_type_name};
 use crate::int64::{self, CdataInt};
 use crate::lua::{self, NumInt, ffi, lua_State};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
@@ -75,11 +75,13 @@ pub struct EncodeCtx<'a> {
     pub helpers: c_int,
     /// Nesting limit.
     pub max_depth: u32,
+    /// Where the walk records its error.
+    pub err: ErrSlot,
     /// Refuse keys that are not fields.
     pub strict_keys: bool,
 }
 
-type Res<T = ()> = Result<T, CodecError>;
+type Res<T = ()> = Result<T, Fail>;
 
 fn wrong(expected: &'static str, got: c_int) -> CodecError {
     CodecError::new(ErrorKind::WrongType { expected, got: lua_type_name(got) }, None)
@@ -90,14 +92,14 @@ impl EncodeCtx<'_> {
     ///
     /// # Safety
     /// `L` valid; `t` absolute; `keys`/`helpers` index the schema's tables.
-    pub unsafe fn encode_root(&self, msg: u32, t: c_int, out: &mut EncodeBuffers) -> Res {
+    pub unsafe fn encode_root(&self, msg: u32, t: c_int, out: &mut EncodeBuffers) -> Result<(), CodecError> {
         // SAFETY: forwarded.
         unsafe {
             let ty = ffi::lua_type(self.L, t);
             if ty != ffi::LUA_TTABLE {
                 return Err(wrong("table", ty));
             }
-            self.message(msg, t, 1, out)
+            self.message(msg, t, 1, out).map_err(|_| self.err.take())
         }
     }
 
@@ -113,13 +115,13 @@ impl EncodeCtx<'_> {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
         if depth > self.max_depth {
-            return Err(CodecError::new(ErrorKind::DepthLimit(self.max_depth), None));
+            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.max_depth), None)));
         }
         // SAFETY: (whole body) `t` is an absolute index of a table; each
         // pushed value is popped before the next field; stack room checked.
         unsafe {
             if ffi::lua_checkstack(L, 8) == 0 {
-                return Err(CodecError::new(ErrorKind::StackOverflow, None));
+                return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
             }
             let mut present = 0usize;
             let mut oneof_set = [0u16; TRACKED_ONEOFS];
@@ -139,9 +141,11 @@ impl EncodeCtx<'_> {
                 }
                 let v = ffi::lua_gettop(L);
                 let r = match f.card {
-                    Card::Single => self.single(f, v, ty, depth, out).map_err(|e| e.in_field(mi, fi)),
+                    Card::Single => {
+                        self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
+                    }
                     Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
-                    Card::Map => self.map(f, v, ty, depth, out).map_err(|e| e.in_map(mi, fi)),
+                    Card::Map => self.map(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_map(mi, fi))),
                 };
                 ffi::lua_pop(L, 1);
                 r?;
@@ -172,7 +176,7 @@ impl EncodeCtx<'_> {
         if (o as usize) < TRACKED_ONEOFS {
             let prev = set[o as usize];
             if prev != 0 {
-                return Err(conflict(prev as usize - 1));
+                return Err(self.err.set(conflict(prev as usize - 1)));
             }
             set[o as usize] = fi as u16 + 1;
             return Ok(());
@@ -187,7 +191,7 @@ impl EncodeCtx<'_> {
                 ty
             };
             if ty != ffi::LUA_TNIL {
-                return Err(conflict(m as usize));
+                return Err(self.err.set(conflict(m as usize)));
             }
         }
         Ok(())
@@ -214,13 +218,13 @@ impl EncodeCtx<'_> {
                 let kt = ffi::lua_type(L, -1);
                 if kt != ffi::LUA_TSTRING {
                     ffi::lua_pop(L, 1);
-                    return Err(CodecError::new(ErrorKind::NonStringKey(lua_type_name(kt)), None));
+                    return Err(self.err.set(CodecError::new(ErrorKind::NonStringKey(lua_type_name(kt)), None)));
                 }
                 let k = lua::string_bytes(L, -1);
                 if !plan.fields.iter().any(|f| f.name.as_bytes() == k) {
                     let s = ShortStr::new(k);
                     ffi::lua_pop(L, 1);
-                    return Err(CodecError::new(ErrorKind::UnknownKey(s), None));
+                    return Err(self.err.set(CodecError::new(ErrorKind::UnknownKey(s), None)));
                 }
             }
         }
@@ -234,7 +238,7 @@ impl EncodeCtx<'_> {
             match f.kind {
                 Kind::Message => {
                     if ty != ffi::LUA_TTABLE {
-                        return Err(wrong("table", ty));
+                        return Err(self.err.set(wrong("table", ty)));
                     }
                     out.w.put_encoded_tag(&f.tag);
                     let mark = out.w.begin_len();
@@ -244,7 +248,7 @@ impl EncodeCtx<'_> {
                 }
                 Kind::Group => {
                     if ty != ffi::LUA_TTABLE {
-                        return Err(wrong("table", ty));
+                        return Err(self.err.set(wrong("table", ty)));
                     }
                     out.w.put_encoded_tag(&f.tag);
                     self.message(f.sub, v, depth + 1, out)?;
@@ -288,7 +292,7 @@ impl EncodeCtx<'_> {
     ) -> Res {
         let L = self.L;
         if ty != ffi::LUA_TTABLE {
-            return Err(wrong("array (table)", ty).in_field(mi, fi));
+            return Err(self.err.set(wrong("array (table)", ty).in_field(mi, fi)));
         }
         // SAFETY: `arr` is an absolute table index; each element is popped.
         unsafe {
@@ -313,12 +317,12 @@ impl EncodeCtx<'_> {
                 for i in 1..=n {
                     let ety = lua::rawgeti(L, arr, i as i64);
                     let r = if ety == ffi::LUA_TNIL {
-                        Err(CodecError::new(ErrorKind::ArrayHole(i as u64), None))
+                        Err(self.err.set(CodecError::new(ErrorKind::ArrayHole(i as u64), None)))
                     } else {
                         self.scalar(f, ffi::lua_gettop(L), ety, &mut out.w).map(|_| ())
                     };
                     ffi::lua_pop(L, 1);
-                    r.map_err(|e| e.in_element(mi, fi, i as u64))?;
+                    r.map_err(|_| self.err.with(|e| e.in_element(mi, fi, i as u64)))?;
                 }
                 if let Some(mark) = mark {
                     out.w.end_len(mark);
@@ -328,12 +332,12 @@ impl EncodeCtx<'_> {
             for i in 1..=n {
                 let ety = lua::rawgeti(L, arr, i as i64);
                 let r = if ety == ffi::LUA_TNIL {
-                    Err(CodecError::new(ErrorKind::ArrayHole(i as u64), None))
+                    Err(self.err.set(CodecError::new(ErrorKind::ArrayHole(i as u64), None)))
                 } else {
                     self.element(f, ffi::lua_gettop(L), ety, depth, out)
                 };
                 ffi::lua_pop(L, 1);
-                r.map_err(|e| e.in_element(mi, fi, i as u64))?;
+                r.map_err(|_| self.err.with(|e| e.in_element(mi, fi, i as u64)))?;
             }
         }
         Ok(())
@@ -363,7 +367,7 @@ impl EncodeCtx<'_> {
     unsafe fn map(&self, f: &FieldPlan, m: c_int, ty: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
         let L = self.L;
         if ty != ffi::LUA_TTABLE {
-            return Err(wrong("table", ty));
+            return Err(self.err.set(wrong("table", ty)));
         }
         let entry = &self.plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
@@ -426,7 +430,7 @@ impl EncodeCtx<'_> {
                 }
                 Kind::Bool => {
                     if kty != ffi::LUA_TBOOLEAN {
-                        return Err(wrong("boolean key", kty));
+                        return Err(self.err.set(wrong("boolean key", kty)));
                     }
                     MapKey::Bool(ffi::lua_toboolean(L, k) != 0)
                 }
@@ -445,12 +449,12 @@ impl EncodeCtx<'_> {
     /// The bytes of a string/bytes value, UTF-8 checked for proto3 strings.
     unsafe fn string_value<'s>(&self, f: &FieldPlan, v: c_int, ty: c_int) -> Res<&'s [u8]> {
         if ty != ffi::LUA_TSTRING {
-            return Err(wrong("string", ty));
+            return Err(self.err.set(wrong("string", ty)));
         }
         // SAFETY: a string slot, anchored for the whole encode.
         let s = unsafe { lua::string_bytes(self.L, v) };
         if f.utf8 && utf8::validate_utf8(s, 0).is_err() {
-            return Err(CodecError::new(ErrorKind::InvalidUtf8, None));
+            return Err(self.err.set(CodecError::new(ErrorKind::InvalidUtf8, None)));
         }
         Ok(s)
     }
@@ -464,7 +468,7 @@ impl EncodeCtx<'_> {
             match f.kind {
                 Kind::Bool => {
                     if ty != ffi::LUA_TBOOLEAN {
-                        return Err(wrong("boolean", ty));
+                        return Err(self.err.set(wrong("boolean", ty)));
                     }
                     let b = ffi::lua_toboolean(L, v) != 0;
                     w.put_varint(b as u64);
@@ -472,7 +476,7 @@ impl EncodeCtx<'_> {
                 }
                 Kind::Float => {
                     if ty != ffi::LUA_TNUMBER {
-                        return Err(wrong("number", ty));
+                        return Err(self.err.set(wrong("number", ty)));
                     }
                     let x = ffi::lua_tonumber(L, v) as f32;
                     w.put_fixed32(x.to_bits());
@@ -480,7 +484,7 @@ impl EncodeCtx<'_> {
                 }
                 Kind::Double => {
                     if ty != ffi::LUA_TNUMBER {
-                        return Err(wrong("number", ty));
+                        return Err(self.err.set(wrong("number", ty)));
                     }
                     let x = ffi::lua_tonumber(L, v);
                     w.put_fixed64(x.to_bits());
@@ -493,7 +497,9 @@ impl EncodeCtx<'_> {
                         match e.number_of(s) {
                             Some(n) => n,
                             None => {
-                                return Err(CodecError::new(ErrorKind::UnknownEnumName(ShortStr::new(s), f.sub), None));
+                                return Err(self
+                                    .err
+                                    .set(CodecError::new(ErrorKind::UnknownEnumName(ShortStr::new(s), f.sub), None)));
                             }
                         }
                     } else {
@@ -532,12 +538,12 @@ impl EncodeCtx<'_> {
                         Ok(NumInt::Int(i)) => (i as i128, native),
                         Ok(NumInt::UInt(u)) => (u as i128, false),
                         Ok(NumInt::Huge(h)) => {
-                            return Err(CodecError::new(
+                            return Err(self.err.set(CodecError::new(
                                 ErrorKind::OutOfRange { value: IntValue::Float(h), ty: kind.proto_name() },
                                 None,
-                            ));
+                            )));
                         }
-                        Err(fv) => return Err(CodecError::new(ErrorKind::NotIntegral(fv), None)),
+                        Err(fv) => return Err(self.err.set(CodecError::new(ErrorKind::NotIntegral(fv), None))),
                     }
                 }
                 ffi::LUA_TSTRING if wide => {
@@ -545,7 +551,7 @@ impl EncodeCtx<'_> {
                     match int64::parse_decimal(s) {
                         Some((neg, mag)) => (if neg { -(mag as i128) } else { mag as i128 }, false),
                         None => {
-                            return Err(CodecError::new(ErrorKind::BadIntString(ShortStr::new(s)), None));
+                            return Err(self.err.set(CodecError::new(ErrorKind::BadIntString(ShortStr::new(s)), None)));
                         }
                     }
                 }
@@ -553,9 +559,9 @@ impl EncodeCtx<'_> {
                 ffi::LUA_TCDATA => match int64::read_cdata(L, v, self.helpers) {
                     CdataInt::I64(i) => (i as i128, false),
                     CdataInt::U64(u) => (u as i128, false),
-                    CdataInt::Other => return Err(wrong("integer", ty)),
+                    CdataInt::Other => return Err(self.err.set(wrong("integer", ty))),
                 },
-                _ => return Err(wrong(if wide { "integer or decimal string" } else { "integer" }, ty)),
+                _ => return Err(self.err.set(wrong(if wide { "integer or decimal string" } else { "integer" }, ty))),
             }
         };
         let _ = CdataInt::Other; // (used on LuaJIT only)
@@ -575,7 +581,7 @@ impl EncodeCtx<'_> {
         if x < lo || x > hi {
             let value = if x < 0 { IntValue::Signed(x as i64) } else { IntValue::Unsigned(x as u64) };
             let value = if x < i64::MIN as i128 { IntValue::Float(x as f64) } else { value };
-            return Err(CodecError::new(ErrorKind::OutOfRange { value, ty: kind.proto_name() }, None));
+            return Err(self.err.set(CodecError::new(ErrorKind::OutOfRange { value, ty: kind.proto_name() }, None)));
         }
         Ok(x)
     }

@@ -7,6 +7,7 @@
 //! `extern "C-unwind"` frame formats it into a stack buffer ([`ErrBuf`]) and
 //! only then calls `lua_error`.
 
+use core::cell::Cell;
 use core::fmt::{self, Write};
 use std::os::raw::c_int;
 
@@ -338,8 +339,7 @@ impl CodecError {
                 let _ = out.write_str("encode re-entered and no temporary buffer could be made");
             }
         }
-        // Wire errors already say "at byte N".
-        if let (Some(off), false) = (self.offset, matches!(self.kind, ErrorKind::Wire(_))) {
+        if let Some(off) = self.offset {
             let _ = write!(out, " at byte {off}");
         }
     }
@@ -381,5 +381,51 @@ pub fn lua_type_name(t: c_int) -> &'static str {
         #[cfg(feature = "luajit")]
         ffi::LUA_TCDATA => "cdata",
         _ => "no value",
+    }
+}
+
+/// Marker that a [`CodecError`] was recorded in the walk's [`ErrSlot`].
+///
+/// The walk returns `Result<_, Fail>` (one byte) instead of carrying the
+/// error by value: recursive frames stay small, so deep nesting costs little
+/// C stack even in debug builds.
+#[derive(Clone, Copy, Debug)]
+pub struct Fail;
+
+/// Where the walk records its error; one per encode/decode call.
+pub struct ErrSlot(Cell<Option<CodecError>>);
+
+impl ErrSlot {
+    /// An empty slot.
+    pub const fn new() -> Self {
+        ErrSlot(Cell::new(None))
+    }
+
+    /// Record `e`.
+    #[cold]
+    pub fn set(&self, e: CodecError) -> Fail {
+        self.0.set(Some(e));
+        Fail
+    }
+
+    /// Amend the recorded error (add a path step).
+    #[cold]
+    pub fn with(&self, f: impl FnOnce(CodecError) -> CodecError) -> Fail {
+        if let Some(e) = self.0.get() {
+            self.0.set(Some(f(e)));
+        }
+        Fail
+    }
+
+    /// Take the recorded error.
+    #[cold]
+    pub fn take(&self) -> CodecError {
+        self.0.take().unwrap_or_else(|| CodecError::new(ErrorKind::Busy, None))
+    }
+}
+
+impl Default for ErrSlot {
+    fn default() -> Self {
+        Self::new()
     }
 }

@@ -99,8 +99,15 @@ pub unsafe fn encode_with(
     keys: c_int,
     helpers: c_int,
 ) -> c_int {
-    let ctx =
-        EncodeCtx { L, plans: &inner.plans, keys, helpers, max_depth: inner.max_depth, strict_keys: inner.strict_keys };
+    let ctx = EncodeCtx {
+        L,
+        plans: &inner.plans,
+        keys,
+        helpers,
+        max_depth: inner.max_depth,
+        strict_keys: inner.strict_keys,
+        err: crate::error::ErrSlot::new(),
+    };
     // SAFETY: no Lua error can be raised while `bufs` is borrowed (see the
     // encode module); the busy flag routes a re-entrant encode (from a
     // finalizer run by the protected cdata classifier) to its own buffer.
@@ -191,7 +198,14 @@ pub unsafe fn decode_with(
             )
         }
         let bytes = lua::string_bytes(L, s);
-        let ctx = DecodeCtx { L, plans: &inner.plans, keys, helpers, max_depth: inner.max_depth };
+        let ctx = DecodeCtx {
+            L,
+            plans: &inner.plans,
+            keys,
+            helpers,
+            max_depth: inner.max_depth,
+            err: crate::error::ErrSlot::new(),
+        };
         match ctx.decode_root(msg, bytes) {
             Ok(()) => 1,
             Err(e) => e.raise(L, "decode", &inner.plans, msg),
