@@ -58,7 +58,7 @@ impl DecodeCtx<'_> {
     unsafe fn push_key(&self, key_id: i32) {
         // SAFETY: `keys` is the key table; key ids are in range by construction.
         unsafe {
-            ffi::lua_rawgeti(self.L, self.keys, key_id as ffi::lua_Integer);
+            lua::push_rawgeti(self.L, self.keys, key_id as i64);
         }
     }
 

@@ -15,7 +15,9 @@ use std::os::raw::c_int;
 use pbwire::{Tag, WireType, Writer, utf8, zigzag};
 
 use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, ShortStr, lua_type_name};
-use crate::int64::{self, CdataInt};
+use crate::int64;
+#[cfg(feature = "luajit")]
+use crate::int64::CdataInt;
 use crate::lua::{self, NumInt, ffi, lua_State};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
 
@@ -107,7 +109,7 @@ impl EncodeCtx<'_> {
     unsafe fn push_key(&self, key_id: i32) {
         // SAFETY: `keys` is the key table; key ids are in range by construction.
         unsafe {
-            ffi::lua_rawgeti(self.L, self.keys, key_id as ffi::lua_Integer);
+            lua::push_rawgeti(self.L, self.keys, key_id as i64);
         }
     }
 
@@ -564,7 +566,6 @@ impl EncodeCtx<'_> {
                 _ => return Err(self.err.set(wrong(if wide { "integer or decimal string" } else { "integer" }, ty))),
             }
         };
-        let _ = CdataInt::Other; // (used on LuaJIT only)
         let (lo, hi): (i128, i128) = match kind {
             Kind::Int32 | Kind::SInt32 | Kind::SFixed32 | Kind::Enum => (i32::MIN as i128, i32::MAX as i128),
             Kind::UInt32 | Kind::Fixed32 => (0, u32::MAX as i128),

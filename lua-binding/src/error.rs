@@ -161,9 +161,8 @@ pub enum ErrorKind {
     },
     /// Encode: the Lua stack could not grow (nesting too deep for Lua).
     StackOverflow,
-    /// Encode re-entered from a finalizer while the same schema is encoding
-    /// and the temporary buffer could not be created.
-    Busy,
+    /// A walk failed without recording why (a protolua bug if ever seen).
+    Internal,
 }
 
 /// A value for an out-of-range message.
@@ -335,8 +334,8 @@ impl CodecError {
             ErrorKind::StackOverflow => {
                 let _ = out.write_str("Lua stack overflow (nesting too deep)");
             }
-            ErrorKind::Busy => {
-                let _ = out.write_str("encode re-entered and no temporary buffer could be made");
+            ErrorKind::Internal => {
+                let _ = out.write_str("internal error: the codec failed without a reason (please report)");
             }
         }
         if let Some(off) = self.offset {
@@ -420,7 +419,7 @@ impl ErrSlot {
     /// Take the recorded error.
     #[cold]
     pub fn take(&self) -> CodecError {
-        self.0.take().unwrap_or_else(|| CodecError::new(ErrorKind::Busy, None))
+        self.0.take().unwrap_or_else(|| CodecError::new(ErrorKind::Internal, None))
     }
 }
 

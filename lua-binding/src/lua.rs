@@ -95,8 +95,27 @@ pub unsafe fn push_bool(L: *mut lua_State, v: bool) {
 pub unsafe fn rawgeti(L: *mut lua_State, idx: c_int, n: i64) -> c_int {
     // SAFETY: caller's contract; raw access runs no metamethods and cannot raise.
     unsafe {
-        ffi::lua_rawgeti(L, idx, n as ffi::lua_Integer);
+        push_rawgeti(L, idx, n);
         ffi::lua_type(L, -1)
+    }
+}
+
+/// `lua_rawgeti(L, idx, n)` without asking for the type: one C API call.
+///
+/// mlua's 5.1/LuaJIT compatibility wrapper adds a `lua_type` call (to mimic
+/// the 5.3+ return value) and a checked index conversion; the hot paths
+/// push key strings this way and never look at the type.
+///
+/// # Safety
+/// `idx` is a table, `L` has a free slot; `n` fits a C `int` on 5.1/LuaJIT.
+#[inline(always)]
+pub unsafe fn push_rawgeti(L: *mut lua_State, idx: c_int, n: i64) {
+    // SAFETY: caller's contract.
+    unsafe {
+        #[cfg(any(feature = "luajit", feature = "lua51"))]
+        ffi::lua_rawgeti_(L, idx, n as c_int);
+        #[cfg(not(any(feature = "luajit", feature = "lua51")))]
+        ffi::lua_rawgeti(L, idx, n as ffi::lua_Integer);
     }
 }
 
@@ -117,11 +136,9 @@ pub unsafe fn rawseti(L: *mut lua_State, idx: c_int, n: i64) {
 /// `idx` is a table, a key is on top.
 #[inline(always)]
 pub unsafe fn rawget(L: *mut lua_State, idx: c_int) -> c_int {
-    // SAFETY: caller's contract.
-    unsafe {
-        ffi::lua_rawget(L, idx);
-        ffi::lua_type(L, -1)
-    }
+    // SAFETY: caller's contract; `lua_rawget` returns the type on 5.3+ and
+    // in mlua's 5.1 compatibility wrapper alike.
+    unsafe { ffi::lua_rawget(L, idx) }
 }
 
 /// Raw length (`#t` without `__len`).

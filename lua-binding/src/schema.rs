@@ -225,8 +225,8 @@ unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
     }
 }
 
-/// Push the handle of the message named by the string at `name_idx`, or
-/// raise. Leaves the schema state table below it? No: pushes only the handle.
+/// Push the handle of the message named by the string at `name_idx`
+/// (cached per schema), or raise if the schema has no such message.
 unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, what: &str) {
     // SAFETY: raw access to our own state table; the name is type-checked.
     unsafe {

@@ -1,0 +1,17 @@
+-- Instruction-count probe: run under valgrind --tool=callgrind with system luajit and
+-- a protolua.so built with --no-default-features --features luajit,module.
+-- usage: luajit icount.lua <dir with protolua.so> person|bench <label> encode|decode <iters>
+-- (subtract a run with iters = 0 and divide by iters for instructions per op)
+package.cpath = arg[1] .. '/?.so;' .. package.cpath
+local protolua = require('protolua')
+local FIX = os.getenv('PROTOLUA_FIXTURES') or 'fixtures'
+local M = dofile(FIX .. '/matrix.lua')
+local which, label, op, n = arg[2], arg[3], arg[4], tonumber(arg[5])
+local s, Msg, t
+if which == 'person' then
+  s = protolua.load_file(FIX .. '/descriptors/hello.fds'); Msg = s:message('hello.Person'); t = M.person(label)
+else
+  s = protolua.load_file(FIX .. '/descriptors/proto2_basic.fds'); Msg = s:message('proto2_basic.BenchPayload'); t = M.bench(label)
+end
+local b = Msg:encode(t)
+if op == 'encode' then for _ = 1, n do Msg:encode(t) end else for _ = 1, n do Msg:decode(b) end end
