@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 
 use pbwire::{Tag, WireType};
-use prost_reflect::{Cardinality, DescriptorPool, FieldDescriptor, Kind as PKind, Syntax};
+use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind as PKind, Syntax};
 
 use crate::plan::{Card, DENSE_LIMIT, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, OneofPlan, Plans};
 
@@ -51,6 +51,11 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
         });
     }
 
+    let mut extensions_of: HashMap<String, Vec<ExtensionDescriptor>> = HashMap::new();
+    for e in pool.all_extensions() {
+        extensions_of.entry(e.containing_message().full_name().to_owned()).or_default().push(e);
+    }
+
     for m in pool.all_messages() {
         let mut oneofs: Vec<OneofPlan> = Vec::new();
         let mut oneof_of: HashMap<String, u16> = HashMap::new();
@@ -58,7 +63,10 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
             oneof_of.insert(o.full_name().to_owned(), oneofs.len() as u16);
             oneofs.push(OneofPlan { name: o.name().into(), members: Box::new([]) });
         }
-        let mut descs: Vec<FieldDescriptor> = m.fields().collect();
+        // Fields and the extensions of this message (from any file of the
+        // set), one number-ordered list.
+        let mut descs: Vec<Member> = m.fields().map(Member::Field).collect();
+        descs.extend(extensions_of.get(m.full_name()).into_iter().flatten().cloned().map(Member::Ext));
         descs.sort_by_key(|f| f.number());
         let mut fields = Vec::with_capacity(descs.len());
         let mut members: Vec<Vec<u16>> = vec![Vec::new(); oneofs.len()];
@@ -96,7 +104,8 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
             let packed = card == Card::Repeated && kind.is_packable() && f.is_packed();
             let wire = if packed { WireType::Len } else { kind.wire_type() };
             let tag = Tag::new(f.number(), wire).map_err(|e| format!("{}.{}: {e}", m.full_name(), f.name()))?.encode();
-            let key_id = intern(&mut plans, f.name());
+            let name = f.key_name();
+            let key_id = intern(&mut plans, &name);
             let oneof = match f.containing_oneof() {
                 Some(o) if !o.is_synthetic() => {
                     let idx = oneof_of[o.full_name()];
@@ -124,7 +133,7 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
                 tag,
                 oneof,
                 slot,
-                name: f.name().into(),
+                name: name.into(),
             });
         }
         for (o, mem) in oneofs.iter_mut().zip(members) {
@@ -138,8 +147,10 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
                 dense[f.number as usize] = i as u16 + 1;
             }
         }
+        let required = fields.iter().enumerate().filter(|(_, f)| f.required).map(|(i, _)| i as u16).collect();
         plans.messages.push(MessagePlan {
             full_name: m.full_name().into(),
+            required,
             fields: fields.into_boxed_slice(),
             dense: dense.into_boxed_slice(),
             oneofs: oneofs.into_boxed_slice(),
@@ -148,4 +159,67 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
         });
     }
     Ok(plans)
+}
+
+/// A member of a message: a declared field or an extension of it.
+#[derive(Clone)]
+enum Member {
+    Field(FieldDescriptor),
+    Ext(ExtensionDescriptor),
+}
+
+macro_rules! both {
+    ($self:ident, $f:ident => $e:expr) => {
+        match $self {
+            Member::Field($f) => $e,
+            Member::Ext($f) => $e,
+        }
+    };
+}
+
+impl Member {
+    fn number(&self) -> u32 {
+        both!(self, f => f.number())
+    }
+    fn name(&self) -> &str {
+        both!(self, f => f.name())
+    }
+    /// The table key: the field name, or `[full.name]` for an extension
+    /// (brackets cannot collide with a field name).
+    fn key_name(&self) -> String {
+        match self {
+            Member::Field(f) => f.name().to_owned(),
+            Member::Ext(e) => format!("[{}]", e.full_name()),
+        }
+    }
+    fn kind(&self) -> PKind {
+        both!(self, f => f.kind())
+    }
+    fn is_group(&self) -> bool {
+        both!(self, f => f.is_group())
+    }
+    fn is_map(&self) -> bool {
+        both!(self, f => f.is_map())
+    }
+    fn is_list(&self) -> bool {
+        both!(self, f => f.is_list())
+    }
+    fn is_packed(&self) -> bool {
+        both!(self, f => f.is_packed())
+    }
+    fn cardinality(&self) -> Cardinality {
+        both!(self, f => f.cardinality())
+    }
+    fn supports_presence(&self) -> bool {
+        both!(self, f => f.supports_presence())
+    }
+    fn parent_file(&self) -> prost_reflect::FileDescriptor {
+        both!(self, f => f.parent_file())
+    }
+    fn containing_oneof(&self) -> Option<prost_reflect::OneofDescriptor> {
+        match self {
+            Member::Field(f) => f.containing_oneof(),
+            Member::Ext(_) => None,
+        }
+    }
 }

@@ -38,6 +38,21 @@ pub struct DecodeCtx<'a> {
     pub max_depth: u32,
     /// Where the walk records its error.
     pub err: ErrSlot,
+    /// Keep unknown fields (in the [`crate::unknown`] store).
+    pub keep_unknown: bool,
+    /// Fail on absent proto2 `required` fields.
+    pub check_required: bool,
+    /// The whole input (unknown-field spans are offsets into it).
+    pub input: &'a [u8],
+}
+
+/// The unknown-field bytes of the message being decoded: the current run of
+/// adjacent spans (`start..end` in the input), appended to the frame's
+/// accumulator slot when a known field breaks the run.
+#[derive(Clone, Copy, Default)]
+struct UnknownRun {
+    start: usize,
+    end: usize,
 }
 
 type Res<T = ()> = Result<T, Fail>;
@@ -48,8 +63,8 @@ impl DecodeCtx<'_> {
     /// # Safety
     /// `L` is valid; `keys`/`helpers` index the schema's tables; the input
     /// stays anchored (it is a Lua string argument) for the call.
-    pub unsafe fn decode_root(&self, msg: u32, buf: &[u8]) -> Result<(), CodecError> {
-        let mut r = Reader::new(buf);
+    pub unsafe fn decode_root(&self, msg: u32) -> Result<(), CodecError> {
+        let mut r = Reader::new(self.input);
         // SAFETY: forwarded contract.
         unsafe { self.message(msg, &mut r, 1, None, false) }.map_err(|_| self.err.take())
     }
@@ -74,14 +89,19 @@ impl DecodeCtx<'_> {
         // `n_slots` slots above it, all reserved by lua_checkstack below;
         // `t` holds a table; raw API calls run no metamethods.
         unsafe {
-            if ffi::lua_checkstack(L, plan.n_slots as c_int + 8) == 0 {
+            if ffi::lua_checkstack(L, plan.n_slots as c_int + 9) == 0 {
                 return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, Some(r.position()))));
             }
             if !merge {
                 ffi::lua_createtable(L, 0, plan.fields.len().min(MAX_PRESIZE) as c_int);
             }
             let t = ffi::lua_gettop(L);
-            ffi::lua_settop(L, t + plan.n_slots as c_int);
+            // Slots: t+1..=t+n_slots repeated/map containers, then the
+            // unknown-field accumulator.
+            let acc = t + 1 + plan.n_slots as c_int;
+            ffi::lua_settop(L, acc);
+            let mut run = UnknownRun::default();
+            let mut seen_required = 0u64;
             let mut counts = [0u32; TRACKED_SLOTS];
             let mut oneof_cur = [0u16; TRACKED_ONEOFS];
             if merge {
@@ -90,6 +110,7 @@ impl DecodeCtx<'_> {
             }
             let mut ended = group.is_none();
             while !r.is_empty() {
+                let tag_at = r.position();
                 let tag = r.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
                 let number = tag.field_number();
                 let wt = tag.wire_type();
@@ -116,15 +137,18 @@ impl DecodeCtx<'_> {
                     }
                 }
                 let Some(fi) = plan.field_index(number) else {
-                    self.skip(r, tag, depth)?;
+                    self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                     continue;
                 };
                 let f = &plan.fields[fi];
                 match f.card {
                     Card::Single => {
-                        if wt != f.kind.wire_type() {
-                            self.skip(r, tag, depth)?;
+                        if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                            self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
+                        }
+                        if f.required {
+                            seen_required |= 1u64 << (fi & 63);
                         }
                         if f.oneof != NO_ONEOF {
                             self.switch_oneof(plan, t, fi, &mut oneof_cur);
@@ -149,19 +173,23 @@ impl DecodeCtx<'_> {
                     Card::Repeated => {
                         let slot = t + 1 + f.slot as c_int;
                         if wt == WireType::Len && f.kind.is_packable() {
-                            self.packed_run(mi, fi, f, r, t, slot, &mut counts)?;
-                        } else if wt == f.kind.wire_type() {
+                            if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
+                                self.packed_closed_enum(mi, fi, f, r, t, slot, &mut counts, &mut run, acc)?;
+                            } else {
+                                self.packed_run(mi, fi, f, r, t, slot, &mut counts)?;
+                            }
+                        } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
                             let n = self.next_index(f, t, slot, &mut counts, 0);
                             self.value(f, r, depth, number)
                                 .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
                             lua::rawseti(L, slot, n);
                         } else {
-                            self.skip(r, tag, depth)?;
+                            self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                         }
                     }
                     Card::Map => {
                         if wt != WireType::Len {
-                            self.skip(r, tag, depth)?;
+                            self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
                         }
                         let slot = t + 1 + f.slot as c_int;
@@ -176,7 +204,189 @@ impl DecodeCtx<'_> {
                     r.position(),
                 ))));
             }
+            if self.check_required && !plan.required.is_empty() {
+                self.check_required(mi, plan, t, seen_required, merge, r.position())?;
+            }
+            if run.end != run.start {
+                self.flush_unknown(&mut run, acc);
+            }
+            if ffi::lua_type(L, acc) == ffi::LUA_TSTRING {
+                self.store_unknown(t, acc, merge);
+            }
             ffi::lua_settop(L, t);
+        }
+        Ok(())
+    }
+
+    /// Skip a field the plan does not take (unknown number, wrong wire type,
+    /// closed-enum value it lacks) and keep its bytes.
+    #[inline]
+    unsafe fn skip_unknown(
+        &self,
+        r: &mut Reader<'_>,
+        tag: Tag,
+        depth: u32,
+        tag_at: usize,
+        run: &mut UnknownRun,
+        acc: c_int,
+    ) -> Res {
+        self.skip(r, tag, depth)?;
+        if self.keep_unknown {
+            let end = r.position();
+            if run.end == tag_at && run.start != run.end {
+                run.end = end;
+            } else {
+                if run.start != run.end {
+                    // SAFETY: forwarded (acc is the frame's accumulator slot).
+                    unsafe { self.flush_unknown(run, acc) };
+                }
+                *run = UnknownRun { start: tag_at, end };
+            }
+        }
+        Ok(())
+    }
+
+    /// Append the current run to the accumulator and empty it.
+    #[cold]
+    unsafe fn flush_unknown(&self, run: &mut UnknownRun, acc: c_int) {
+        // SAFETY: the run lies inside the input (it was read from it).
+        unsafe { self.append_unknown(&self.input[run.start..run.end], acc) };
+        run.start = run.end;
+    }
+
+    /// Append `bytes` to the accumulator string at `acc`.
+    #[cold]
+    unsafe fn append_unknown(&self, bytes: &[u8], acc: c_int) {
+        let L = self.L;
+        // SAFETY: `acc` is the frame's reserved slot; two free slots.
+        unsafe {
+            if ffi::lua_type(L, acc) == ffi::LUA_TSTRING {
+                ffi::lua_pushvalue(L, acc);
+                lua::push_bytes(L, bytes);
+                ffi::lua_concat(L, 2);
+            } else {
+                lua::push_bytes(L, bytes);
+            }
+            ffi::lua_replace(L, acc);
+        }
+    }
+
+    /// `store[t] = acc` (after what `t` already had, when merging).
+    #[cold]
+    unsafe fn store_unknown(&self, t: c_int, acc: c_int, merge: bool) {
+        let L = self.L;
+        // SAFETY: the helper table holds the store (created at luaopen);
+        // three free slots.
+        unsafe {
+            if lua::rawgeti(L, self.helpers, crate::unknown::HELPER_UNKNOWN) != ffi::LUA_TTABLE {
+                ffi::lua_pop(L, 1);
+                return;
+            }
+            let store = ffi::lua_gettop(L);
+            if merge {
+                ffi::lua_pushvalue(L, t);
+                if lua::rawget(L, store) == ffi::LUA_TSTRING {
+                    ffi::lua_pushvalue(L, acc);
+                    ffi::lua_concat(L, 2);
+                    ffi::lua_replace(L, acc);
+                } else {
+                    ffi::lua_pop(L, 1);
+                }
+            }
+            ffi::lua_pushvalue(L, t);
+            ffi::lua_pushvalue(L, acc);
+            ffi::lua_rawset(L, store);
+            ffi::lua_pop(L, 1);
+        }
+    }
+
+    /// Closed enum: does the varint ahead name a value the enum lacks?
+    /// (Such a value goes to the unknown fields.) Does not move `r`.
+    #[inline]
+    fn closed_miss(&self, f: &FieldPlan, r: &Reader<'_>) -> Res<bool> {
+        let e = &self.plans.enums[f.sub as usize];
+        if !e.closed {
+            return Ok(false);
+        }
+        let mut peek = r.clone();
+        let v = peek.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? as i32;
+        Ok(e.name_key(v).is_none())
+    }
+
+    /// Every `required` field of `plan` present in `t`?
+    #[cold]
+    unsafe fn check_required(&self, mi: u32, plan: &MessagePlan, t: c_int, seen: u64, merge: bool, at: usize) -> Res {
+        let mut missing = 0u64;
+        for (i, &fi) in plan.required.iter().enumerate() {
+            let fi = fi as usize;
+            let present = if fi < 64 && !merge {
+                seen & (1 << fi) != 0
+            } else {
+                // SAFETY: `t` is a table; one free slot.
+                unsafe {
+                    self.push_key(plan.fields[fi].key_id);
+                    let ty = lua::rawget(self.L, t);
+                    ffi::lua_pop(self.L, 1);
+                    ty != ffi::LUA_TNIL
+                }
+            };
+            if !present && i < 64 {
+                missing |= 1 << i;
+            }
+        }
+        if missing == 0 {
+            return Ok(());
+        }
+        Err(self.err.set(CodecError::new(ErrorKind::MissingRequired { msg: mi, missing }, Some(at))))
+    }
+
+    /// A packed run of a closed enum: values the enum lacks go to the
+    /// unknown fields, each as its own varint field (as protobuf C++ does).
+    #[cold]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn packed_closed_enum(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        t: c_int,
+        slot: c_int,
+        counts: &mut [u32; TRACKED_SLOTS],
+        run: &mut UnknownRun,
+        acc: c_int,
+    ) -> Res {
+        let L = self.L;
+        let e = &self.plans.enums[f.sub as usize];
+        let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
+        let mut sub = Reader::with_offset(bytes, r.position() - bytes.len());
+        if bytes.is_empty() {
+            // SAFETY: forwarded.
+            unsafe { self.ensure_container(f, t, slot, counts, 0) };
+        }
+        while !sub.is_empty() {
+            let raw = sub.read_varint().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
+            let v = raw as i32;
+            // SAFETY: slots reserved by the frame; the accumulator is `acc`.
+            unsafe {
+                if e.name_key(v).is_some() {
+                    let n = self.next_index(f, t, slot, counts, 0);
+                    self.push_enum(f, v);
+                    lua::rawseti(L, slot, n);
+                } else if self.keep_unknown {
+                    if run.start != run.end {
+                        self.flush_unknown(run, acc);
+                    }
+                    let (mut tag, mut val) = ([0u8; 10], [0u8; 10]);
+                    let key = (f.number as u64) << 3; // wire type 0
+                    let nt = pbwire::varint::encode_varint(key, &mut tag);
+                    let nv = pbwire::varint::encode_varint(raw, &mut val);
+                    let mut w = [0u8; 20];
+                    w[..nt].copy_from_slice(&tag[..nt]);
+                    w[nt..nt + nv].copy_from_slice(&val[..nv]);
+                    self.append_unknown(&w[..nt + nv], acc);
+                }
+            }
         }
         Ok(())
     }

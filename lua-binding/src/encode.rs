@@ -81,6 +81,10 @@ pub struct EncodeCtx<'a> {
     pub err: ErrSlot,
     /// Refuse keys that are not fields.
     pub strict_keys: bool,
+    /// Fail on absent proto2 `required` fields.
+    pub check_required: bool,
+    /// Absolute index of the unknown-field store, 0 when it is empty.
+    pub unknown: c_int,
 }
 
 type Res<T = ()> = Result<T, Fail>;
@@ -126,12 +130,14 @@ impl EncodeCtx<'_> {
                 return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
             }
             let mut present = 0usize;
+            let mut missing_required = false;
             let mut oneof_set = [0u16; TRACKED_ONEOFS];
             for (fi, f) in plan.fields.iter().enumerate() {
                 self.push_key(f.key_id);
                 let ty = lua::rawget(L, t);
                 if ty == ffi::LUA_TNIL {
                     ffi::lua_pop(L, 1);
+                    missing_required |= f.required;
                     continue;
                 }
                 present += 1;
@@ -152,11 +158,40 @@ impl EncodeCtx<'_> {
                 ffi::lua_pop(L, 1);
                 r?;
             }
+            if missing_required && self.check_required {
+                return Err(self.err.set(self.missing_required(mi, plan, t)));
+            }
             if self.strict_keys {
                 self.check_keys(plan, t, present)?;
             }
+            if self.unknown != 0 {
+                ffi::lua_pushvalue(L, t);
+                if lua::rawget(L, self.unknown) == ffi::LUA_TSTRING {
+                    out.w.put_bytes(lua::string_bytes(L, -1));
+                }
+                ffi::lua_pop(L, 1);
+            }
         }
         Ok(())
+    }
+
+    /// The error naming every absent `required` field of `t`.
+    #[cold]
+    unsafe fn missing_required(&self, mi: u32, plan: &MessagePlan, t: c_int) -> CodecError {
+        let mut missing = 0u64;
+        for (i, &fi) in plan.required.iter().enumerate().take(64) {
+            // SAFETY: `t` is a table; one free slot.
+            let ty = unsafe {
+                self.push_key(plan.fields[fi as usize].key_id);
+                let ty = lua::rawget(self.L, t);
+                ffi::lua_pop(self.L, 1);
+                ty
+            };
+            if ty == ffi::LUA_TNIL {
+                missing |= 1 << i;
+            }
+        }
+        CodecError::new(ErrorKind::MissingRequired { msg: mi, missing }, None)
     }
 
     /// Two members of one oneof set is an error.

@@ -159,6 +159,14 @@ pub enum ErrorKind {
         /// Field index of the second member found.
         second: u16,
     },
+    /// A proto2 `required` field is absent (bit `i` of `missing` stands for
+    /// the message plan's `required[i]`).
+    MissingRequired {
+        /// The message missing them.
+        msg: u32,
+        /// Bit set of the missing required fields (first 64).
+        missing: u64,
+    },
     /// Encode: the Lua stack could not grow (nesting too deep for Lua).
     StackOverflow,
     /// A walk failed without recording why (a protolua bug if ever seen).
@@ -330,6 +338,22 @@ impl CodecError {
                     "oneof {} has both {} and {} set",
                     m.oneofs[oneof as usize].name, m.fields[first as usize].name, m.fields[second as usize].name
                 );
+            }
+            ErrorKind::MissingRequired { msg, missing } => {
+                let m = &plans.messages[msg as usize];
+                let _ = out.write_str(if missing.count_ones() > 1 {
+                    "missing required fields "
+                } else {
+                    "missing required field "
+                });
+                let mut first = true;
+                for (i, &fi) in m.required.iter().enumerate().take(64) {
+                    if missing & (1 << i) != 0 {
+                        let _ = write!(out, "{}{}", if first { "" } else { ", " }, m.fields[fi as usize].name);
+                        first = false;
+                    }
+                }
+                let _ = write!(out, " of {}", m.full_name);
             }
             ErrorKind::StackOverflow => {
                 let _ = out.write_str("Lua stack overflow (nesting too deep)");

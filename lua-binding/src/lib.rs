@@ -11,6 +11,7 @@
 //! | [`compile`] | descriptor set (via `prost-reflect`) → plans |
 //! | [`decode`] | bytes → Lua table |
 //! | [`encode`] | Lua table → bytes |
+//! | [`unknown`] | the side store of unknown-field bytes, `protolua.unknown` |
 //! | [`int64`] | 64-bit integers across Lua flavours |
 //! | [`error`] | heap-free codec errors and raising them |
 //! | [`lua`] | thin helpers over the raw C API |
@@ -33,6 +34,7 @@ pub mod lua;
 pub mod message_api;
 pub mod plan;
 pub mod schema;
+pub mod unknown;
 
 use std::os::raw::c_int;
 
@@ -64,6 +66,11 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
         let mt = ffi::lua_gettop(L);
         push_int64_helpers(L);
         let helpers = ffi::lua_gettop(L);
+        unknown::create_store(L, helpers);
+        lua::push_bytes(L, b"unknown");
+        ffi::lua_pushvalue(L, helpers);
+        ffi::lua_pushcclosure(L, unknown::unknown_of, 1);
+        ffi::lua_rawset(L, module);
         for (name, f) in [("load", schema::load as ffi::lua_CFunction), ("load_file", schema::load_file)] {
             lua::push_bytes(L, name.as_bytes());
             ffi::lua_pushvalue(L, mt);

@@ -99,20 +99,32 @@ pub unsafe fn encode_with(
     keys: c_int,
     helpers: c_int,
 ) -> c_int {
+    // SAFETY: `t` is a valid index; the store (if pushed) stays on the
+    // stack above every index the walk uses.
+    let (t, store) = unsafe {
+        let t = lua::absindex(L, t);
+        let store = if ffi::lua_type(L, t) == ffi::LUA_TTABLE {
+            crate::unknown::push_store_if_nonempty(L, helpers)
+        } else {
+            None
+        };
+        (t, store)
+    };
     let ctx = EncodeCtx {
         L,
         plans: &inner.plans,
         keys,
         helpers,
-        max_depth: inner.max_depth,
-        strict_keys: inner.strict_keys,
+        max_depth: inner.opts.max_depth,
+        strict_keys: inner.opts.strict_keys,
+        check_required: inner.opts.check_required,
+        unknown: store.unwrap_or(0),
         err: crate::error::ErrSlot::new(),
     };
     // SAFETY: no Lua error can be raised while `bufs` is borrowed (see the
     // encode module); the busy flag routes a re-entrant encode (from a
     // finalizer run by the protected cdata classifier) to its own buffer.
     unsafe {
-        let t = lua::absindex(L, t);
         if inner.busy.get() {
             return encode_reentrant(L, &ctx, msg, t);
         }
@@ -203,10 +215,13 @@ pub unsafe fn decode_with(
             plans: &inner.plans,
             keys,
             helpers,
-            max_depth: inner.max_depth,
+            max_depth: inner.opts.max_depth,
             err: crate::error::ErrSlot::new(),
+            keep_unknown: inner.opts.keep_unknown,
+            check_required: inner.opts.check_required,
+            input: bytes,
         };
-        match ctx.decode_root(msg, bytes) {
+        match ctx.decode_root(msg) {
             Ok(()) => 1,
             Err(e) => e.raise(L, "decode", &inner.plans, msg),
         }

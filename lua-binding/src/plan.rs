@@ -170,6 +170,8 @@ pub struct MessagePlan {
     pub n_slots: u16,
     /// For map entry messages: true.
     pub is_map_entry: bool,
+    /// Indices (into `fields`) of the proto2 `required` fields.
+    pub required: Box<[u16]>,
 }
 
 impl MessagePlan {

@@ -40,10 +40,28 @@ pub struct SchemaInner {
     pub bufs: UnsafeCell<EncodeBuffers>,
     /// Set while `bufs` is in use.
     pub busy: Cell<bool>,
-    /// Nesting limit.
+    /// Options given at load.
+    pub opts: LoadOptions,
+}
+
+/// Per-schema options (`protolua.load(bytes, opts)`).
+#[derive(Clone, Copy, Debug)]
+pub struct LoadOptions {
+    /// Nesting limit (`max_depth`).
     pub max_depth: u32,
-    /// Refuse unknown keys on encode.
+    /// Refuse unknown keys on encode (`strict_keys`).
     pub strict_keys: bool,
+    /// Keep unknown fields on decode and write them back on encode
+    /// (`unknown = 'keep'|'drop'`).
+    pub keep_unknown: bool,
+    /// Check proto2 `required` fields on encode and decode (`required`).
+    pub check_required: bool,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        LoadOptions { max_depth: DEFAULT_MAX_DEPTH, strict_keys: true, keep_unknown: true, check_required: true }
+    }
 }
 
 /// Userdata payload of a schema.
@@ -63,9 +81,9 @@ pub unsafe extern "C-unwind" fn load(L: *mut lua_State) -> c_int {
             let got = type_name(L, 1);
             raise_fmt(L, format_args!("load: expected the bytes of a FileDescriptorSet, got {got}"))
         }
-        let (max_depth, strict) = read_options(L, 2);
+        let opts = read_options(L, 2);
         let bytes = lua::string_bytes(L, 1);
-        push_schema(L, bytes, max_depth, strict)
+        push_schema(L, bytes, opts)
     }
 }
 
@@ -81,7 +99,7 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
             let got = type_name(L, 1);
             raise_fmt(L, format_args!("load_file: expected a path, got {got}"))
         }
-        let (max_depth, strict) = read_options(L, 2);
+        let opts = read_options(L, 2);
         let path = lua::string_bytes(L, 1);
         let path = String::from_utf8_lossy(path).into_owned();
         let read = std::fs::read(&path);
@@ -93,7 +111,7 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
                 drop(data);
                 drop(path);
                 let bytes = lua::string_bytes(L, 3);
-                push_schema(L, bytes, max_depth, strict)
+                push_schema(L, bytes, opts)
             }
             Err(e) => {
                 let mut buf = ErrBuf::new();
@@ -107,10 +125,9 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
     }
 }
 
-/// Read `{ max_depth = n, strict_keys = bool }` at `idx` (optional).
-unsafe fn read_options(L: *mut lua_State, idx: c_int) -> (u32, bool) {
-    let mut max_depth = DEFAULT_MAX_DEPTH;
-    let mut strict = true;
+/// Read the load options table at `idx` (optional); see [`LoadOptions`].
+unsafe fn read_options(L: *mut lua_State, idx: c_int) -> LoadOptions {
+    let mut o = LoadOptions::default();
     // SAFETY: load-time option parsing; field reads are raw.
     unsafe {
         match ffi::lua_type(L, idx) {
@@ -124,16 +141,22 @@ unsafe fn read_options(L: *mut lua_State, idx: c_int) -> (u32, bool) {
                         if !(1.0..=MAX_MAX_DEPTH as f64).contains(&d) || d.trunc() != d {
                             raise_fmt(L, format_args!("load: max_depth must be an integer in 1..{MAX_MAX_DEPTH}"))
                         }
-                        max_depth = d as u32;
+                        o.max_depth = d as u32;
                     }
                     _ => raise_fmt(L, format_args!("load: max_depth must be a number")),
                 }
                 ffi::lua_pop(L, 1);
-                lua::push_bytes(L, b"strict_keys");
+                o.strict_keys = read_bool(L, idx, "strict_keys", o.strict_keys);
+                o.check_required = read_bool(L, idx, "required", o.check_required);
+                lua::push_bytes(L, b"unknown");
                 match lua::rawget(L, idx) {
                     ffi::LUA_TNIL => {}
-                    ffi::LUA_TBOOLEAN => strict = ffi::lua_toboolean(L, -1) != 0,
-                    _ => raise_fmt(L, format_args!("load: strict_keys must be a boolean")),
+                    ffi::LUA_TSTRING => match lua::string_bytes(L, -1) {
+                        b"keep" => o.keep_unknown = true,
+                        b"drop" => o.keep_unknown = false,
+                        _ => raise_fmt(L, format_args!("load: unknown must be 'keep' or 'drop'")),
+                    },
+                    _ => raise_fmt(L, format_args!("load: unknown must be 'keep' or 'drop'")),
                 }
                 ffi::lua_pop(L, 1);
             }
@@ -143,11 +166,26 @@ unsafe fn read_options(L: *mut lua_State, idx: c_int) -> (u32, bool) {
             }
         }
     }
-    (max_depth, strict)
+    o
+}
+
+/// Read the boolean option `name` of the table at `idx`, or `default`.
+unsafe fn read_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool) -> bool {
+    // SAFETY: load-time option parsing; one free slot.
+    unsafe {
+        lua::push_bytes(L, name.as_bytes());
+        let v = match lua::rawget(L, idx) {
+            ffi::LUA_TNIL => default,
+            ffi::LUA_TBOOLEAN => ffi::lua_toboolean(L, -1) != 0,
+            _ => raise_fmt(L, format_args!("load: {name} must be a boolean")),
+        };
+        ffi::lua_pop(L, 1);
+        v
+    }
 }
 
 /// Compile `bytes` and push the schema userdata.
-unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], max_depth: u32, strict_keys: bool) -> c_int {
+unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_int {
     // SAFETY: the userdata is made first (with its __gc) so the compiled
     // schema is owned by Lua from the moment it exists.
     unsafe {
@@ -162,8 +200,7 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], max_depth: u32, strict_ke
                     plans,
                     bufs: UnsafeCell::new(EncodeBuffers::default()),
                     busy: Cell::new(false),
-                    max_depth,
-                    strict_keys,
+                    opts,
                 }));
             }
             Err(msg) => {

@@ -1,0 +1,80 @@
+//! Unknown fields: where a decoded table's unknown bytes live.
+//!
+//! A decode keeps the raw bytes of every field the schema does not know (in
+//! wire order, tags included) and an encode writes them back after the known
+//! fields, as protobuf C++ does. The bytes are not stored in the table
+//! itself — they would show in `pairs()` and in Tarantool's msgpack/json —
+//! but in one weak-keyed side table per Lua state (`store[t] = bytes`),
+//! kept as slot [`HELPER_UNKNOWN`] of the module's helper table. A table
+//! that is collected drops its entry with it.
+//!
+//! Cost: nothing for messages without unknown fields on decode; on encode,
+//! one emptiness probe of the store per call and, when the store is not
+//! empty, one raw lookup per message table.
+
+use std::os::raw::c_int;
+
+use crate::lua::{self, ffi, lua_State, upvalue};
+
+/// Index of the unknown-field store in the helper table.
+pub const HELPER_UNKNOWN: i64 = 4;
+
+/// Create the weak-keyed store and put it in the helper table at `helpers`.
+///
+/// # Safety
+/// `L` valid with 4 free slots; `helpers` an absolute index of a table.
+pub unsafe fn create_store(L: *mut lua_State, helpers: c_int) {
+    // SAFETY: plain table construction.
+    unsafe {
+        ffi::lua_createtable(L, 0, 0);
+        ffi::lua_createtable(L, 0, 1);
+        lua::push_bytes(L, b"__mode");
+        lua::push_bytes(L, b"k");
+        ffi::lua_rawset(L, -3);
+        ffi::lua_setmetatable(L, -2);
+        lua::rawseti(L, helpers, HELPER_UNKNOWN);
+    }
+}
+
+/// Push the store, or `None` (nothing pushed) when it is empty.
+///
+/// # Safety
+/// `L` valid with 3 free slots; `helpers` indexes the helper table.
+pub unsafe fn push_store_if_nonempty(L: *mut lua_State, helpers: c_int) -> Option<c_int> {
+    // SAFETY: raw reads of our own tables.
+    unsafe {
+        if lua::rawgeti(L, helpers, HELPER_UNKNOWN) != ffi::LUA_TTABLE {
+            ffi::lua_pop(L, 1);
+            return None;
+        }
+        ffi::lua_pushnil(L);
+        if ffi::lua_next(L, -2) == 0 {
+            ffi::lua_pop(L, 1);
+            return None;
+        }
+        ffi::lua_pop(L, 2);
+        Some(ffi::lua_gettop(L))
+    }
+}
+
+/// `protolua.unknown(t)`: the raw bytes of `t`'s unknown fields, or nil.
+/// Upvalue 1: the helper table.
+///
+/// # Safety
+/// Called by Lua.
+pub unsafe extern "C-unwind" fn unknown_of(L: *mut lua_State) -> c_int {
+    // SAFETY: raw reads; the argument is only used as a key.
+    unsafe {
+        if ffi::lua_type(L, 1) != ffi::LUA_TTABLE {
+            ffi::lua_pushnil(L);
+            return 1;
+        }
+        if lua::rawgeti(L, upvalue(1), HELPER_UNKNOWN) != ffi::LUA_TTABLE {
+            ffi::lua_pushnil(L);
+            return 1;
+        }
+        ffi::lua_pushvalue(L, 1);
+        lua::rawget(L, -2);
+        1
+    }
+}

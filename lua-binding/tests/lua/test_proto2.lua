@@ -1,0 +1,129 @@
+-- proto2 semantics and unknown fields: required checks, closed enums,
+-- unknown-field retention and the `unknown` / `required` load options.
+-- Lua 5.1 compatible. Needs the globals set by harness.lua.
+
+local P2 = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds')
+local P2lax = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds', { required = false })
+local H = protolua.load_file(FIXTURES .. '/descriptors/hello.fds')
+local Hdrop = protolua.load_file(FIXTURES .. '/descriptors/hello.fds', { unknown = 'drop' })
+
+local function unhex(s)
+    return (s:gsub('%s', ''):gsub('%x%x', function(h) return string.char(tonumber(h, 16)) end))
+end
+
+local function hx(s) return (s:gsub('%s', '')) end
+
+local function keys_of(t)
+    local ks = {}
+    for k in pairs(t) do ks[#ks + 1] = tostring(k) end
+    table.sort(ks)
+    return table.concat(ks, ',')
+end
+
+T.test('proto2 required: encode names every missing field', function()
+    T.raises('encode proto2_basic.BenchPayload: missing required fields id, name of proto2_basic.BenchPayload',
+        function() return P2:encode('proto2_basic.BenchPayload', {}) end)
+    T.raises('missing required field name of proto2_basic.BenchPayload',
+        function() return P2:encode('proto2_basic.BenchPayload', { id = 1 }) end)
+    T.raises('field inner: missing required field id of proto2_basic.Inner',
+        function() return P2:encode('proto2_basic.BenchPayload', { id = 1, name = 'x', inner = {} }) end)
+    T.raises('field items[2]: missing required field id',
+        function() return P2:encode('proto2_basic.BenchPayload', { id = 1, name = 'x', items = { { id = 1 }, {} } }) end)
+    T.eq(T.hex(P2:encode('proto2_basic.BenchPayload', { id = 1, name = 'x' })), '0801120178')
+end)
+
+T.test('proto2 required: decode names the missing field and its byte offset', function()
+    T.raises('decode proto2_basic.BenchPayload: missing required field name of proto2_basic.BenchPayload at byte 2',
+        function() return P2:decode('proto2_basic.BenchPayload', unhex('0801')) end)
+    -- inner = {} (field 16, empty): Inner.id missing, at the inner message's end.
+    T.raises('field inner: missing required field id of proto2_basic.Inner at byte 8',
+        function() return P2:decode('proto2_basic.BenchPayload', unhex('08011201788201 00')) end)
+end)
+
+T.test('proto2 required: the option turns the check off', function()
+    T.eq(P2lax:encode('proto2_basic.BenchPayload', {}), '')
+    T.eq(P2lax:decode('proto2_basic.BenchPayload', ''), {})
+    T.eq(P2lax:decode('proto2_basic.BenchPayload', unhex('820100')), { inner = {} })
+    T.raises('required must be a boolean', function() return protolua.load('', { required = 1 }) end)
+end)
+
+T.test('proto2 closed enum: an unknown value goes to the unknown fields', function()
+    local bin = unhex('0801 120178 3007') -- id, name, kind = 7 (not a Kind)
+    local t = P2:decode('proto2_basic.BenchPayload', bin)
+    T.eq(t, { id = 1, name = 'x' })
+    T.eq(T.hex(protolua.unknown(t)), '3007')
+    T.eq(P2:encode('proto2_basic.BenchPayload', t), bin)
+    -- a known value decodes to its name
+    T.eq(P2:decode('proto2_basic.BenchPayload', unhex('08011201783002')).kind, 'KIND_BETA')
+end)
+
+T.test('unknown fields: kept out of pairs(), returned by protolua.unknown, written back', function()
+    -- name = "a" (1), field 99 varint 5, age = 2 (2), field 100 LEN "zz"
+    local bin = unhex('0a0161 98060 5 1002 a2060 27a7a')
+    local t = H:decode('hello.Person', bin)
+    T.eq(keys_of(t), 'age,name')
+    T.eq(T.hex(protolua.unknown(t)), hx('9806 05 a206 02 7a7a'))
+    -- C++ order: known fields in number order, then unknown fields as read.
+    T.eq(T.hex(H:encode('hello.Person', t)), hx('0a0161 1002 9806 05 a206 02 7a7a'))
+end)
+
+T.test('unknown fields: nested messages, groups and fixed widths keep their own bytes', function()
+    -- address (4) = { street = "s", field 9 fixed32 }, field 7 group { field 1 varint 1 }, field 8 fixed64
+    local addr = unhex('0a0173 4d01020304')
+    local bin = unhex('22') .. string.char(#addr) .. addr .. unhex('3b 0801 3c 41 0102030405060708')
+    local t = H:decode('hello.Person', bin)
+    T.eq(t, { address = { street = 's' } })
+    T.eq(T.hex(protolua.unknown(t.address)), '4d01020304')
+    T.eq(T.hex(protolua.unknown(t)), '3b08013c410102030405060708')
+    T.eq(H:encode('hello.Person', t), bin)
+end)
+
+T.test('unknown fields: a field with the wrong wire type is kept as unknown', function()
+    local bin = unhex('1501000000') -- age (2) as fixed32
+    local t = H:decode('hello.Person', bin)
+    T.eq(t, {})
+    T.eq(H:encode('hello.Person', t), bin)
+end)
+
+T.test('unknown fields: unknown = "drop" discards them', function()
+    local bin = unhex('0a0161 980605')
+    local t = Hdrop:decode('hello.Person', bin)
+    T.eq(t, { name = 'a' })
+    T.eq(protolua.unknown(t), nil)
+    T.eq(T.hex(Hdrop:encode('hello.Person', t)), '0a0161')
+    T.raises("unknown must be 'keep' or 'drop'", function() return protolua.load('', { unknown = 'yes' }) end)
+end)
+
+T.test('unknown fields: protolua.unknown of a table without any is nil', function()
+    T.eq(protolua.unknown({}), nil)
+    T.eq(protolua.unknown(H:decode('hello.Person', unhex('0a0161'))), nil)
+    T.eq(protolua.unknown('x'), nil)
+end)
+
+T.test('unknown fields: merged singular message occurrences concatenate', function()
+    -- address twice, each with an unknown field
+    local bin = unhex('2202 2801 2202 3002')
+    local t = H:decode('hello.Person', bin)
+    T.eq(T.hex(protolua.unknown(t.address)), '28013002')
+    T.eq(T.hex(H:encode('hello.Person', t)), '220428013002')
+end)
+
+T.test('unknown fields: a failing decode repeated leaves no entries behind', function()
+    collectgarbage('collect')
+    local before = collectgarbage('count')
+    for _ = 1, 2000 do
+        pcall(H.decode, H, 'hello.Person', unhex('980605 0a05'))
+    end
+    collectgarbage('collect')
+    T.eq(collectgarbage('count') - before < 16, true)
+end)
+
+T.test('extensions: read and written under [full.name], in field-number order', function()
+    local t = { id = 1, name = 'x', ['[proto2_basic.ext_comment]'] = 'c', ['[proto2_basic.ext_ids]'] = { 5, 6 } }
+    local bin = P2:encode('proto2_basic.BenchPayload', t)
+    T.eq(T.hex(bin), hx('0801 120178 a20601 63 a80605 a80606'))
+    T.eq(P2:decode('proto2_basic.BenchPayload', bin), t)
+    T.eq(protolua.unknown(P2:decode('proto2_basic.BenchPayload', bin)), nil)
+    T.raises('field [proto2_basic.ext_inner]: missing required field id',
+        function() return P2:encode('proto2_basic.BenchPayload', { id = 1, name = 'x', ['[proto2_basic.ext_inner]'] = {} }) end)
+end)
