@@ -10,16 +10,22 @@ use std::collections::HashMap;
 use pbwire::{Tag, WireType};
 use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind as PKind, Syntax};
 
+use crate::features::{self, Presence, Resolver};
 use crate::plan::{Card, DENSE_LIMIT, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, OneofPlan, Plans};
 
 /// Parse a serialized `FileDescriptorSet` and compile it.
 pub fn compile_descriptor_set(bytes: &[u8]) -> Result<Plans, String> {
-    let pool = DescriptorPool::decode(bytes).map_err(|e| format!("{e:?}"))?;
-    compile_pool(&pool)
+    let (set, editions) = features::rewrite_editions(bytes)?;
+    let pool = DescriptorPool::decode(&set[..]).map_err(|e| format!("{e:?}"))?;
+    compile_with(&pool, Resolver::new(editions))
 }
 
-/// Compile every message and enum of `pool` into plans.
+/// Compile every message and enum of `pool` (proto2/proto3 files) into plans.
 pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
+    compile_with(pool, Resolver::new(Vec::new()))
+}
+
+fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, String> {
     let mut plans = Plans::default();
     let message_index: HashMap<String, usize> =
         pool.all_messages().enumerate().map(|(i, m)| (m.full_name().to_owned(), i)).collect();
@@ -47,7 +53,11 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
             values,
             by_number: by_number.into_boxed_slice(),
             by_name: by_name.into_boxed_slice(),
-            closed: e.parent_file().syntax() == Syntax::Proto2,
+            closed: if resolver.is_editions(e.parent_file().name()) {
+                !resolver.enumeration(&e).open_enum
+            } else {
+                e.parent_file().syntax() == Syntax::Proto2
+            },
         });
     }
 
@@ -72,6 +82,13 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
         let mut members: Vec<Vec<u16>> = vec![Vec::new(); oneofs.len()];
         let mut n_slots: u16 = 0;
         for (i, f) in descs.iter().enumerate() {
+            let feat = resolver.is_editions(f.parent_file().name()).then(|| {
+                let scope = match f {
+                    Member::Field(_) => Some(m.clone()),
+                    Member::Ext(e) => e.parent_message(),
+                };
+                resolver.field(scope.as_ref(), &f.parent_file().options(), &f.options())
+            });
             let (kind, sub) = match f.kind() {
                 PKind::Double => (Kind::Double, 0),
                 PKind::Float => (Kind::Float, 0),
@@ -90,7 +107,8 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
                 PKind::Bytes => (Kind::Bytes, 0),
                 PKind::Enum(e) => (Kind::Enum, enum_index[e.full_name()] as u32),
                 PKind::Message(sm) => {
-                    let k = if f.is_group() { Kind::Group } else { Kind::Message };
+                    let delimited = feat.is_some_and(|x| x.delimited) && !f.is_map() && !m.is_map_entry();
+                    let k = if f.is_group() || delimited { Kind::Group } else { Kind::Message };
                     (k, message_index[sm.full_name()] as u32)
                 }
             };
@@ -101,7 +119,8 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
             } else {
                 Card::Single
             };
-            let packed = card == Card::Repeated && kind.is_packable() && f.is_packed();
+            let packed =
+                card == Card::Repeated && kind.is_packable() && feat.map_or_else(|| f.is_packed(), |x| x.packed);
             let wire = if packed { WireType::Len } else { kind.wire_type() };
             let tag = Tag::new(f.number(), wire).map_err(|e| format!("{}.{}: {e}", m.full_name(), f.name()))?.encode();
             let name = f.key_name();
@@ -125,9 +144,22 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
                 kind,
                 card,
                 packed,
-                utf8: kind == Kind::String && f.parent_file().syntax() == Syntax::Proto3,
-                required: f.cardinality() == Cardinality::Required,
-                implicit: card == Card::Single && !f.supports_presence(),
+                utf8: kind == Kind::String
+                    && feat.map_or_else(|| f.parent_file().syntax() == Syntax::Proto3, |x| x.verify_utf8),
+                required: match feat {
+                    Some(x) => x.presence == Presence::LegacyRequired,
+                    None => f.cardinality() == Cardinality::Required,
+                },
+                implicit: card == Card::Single
+                    && match feat {
+                        Some(x) => {
+                            x.presence == Presence::Implicit
+                                && !matches!(kind, Kind::Message | Kind::Group)
+                                && oneof == NO_ONEOF
+                                && matches!(f, Member::Field(_))
+                        }
+                        None => !f.supports_presence(),
+                    },
                 key_id,
                 sub,
                 tag,
@@ -215,6 +247,9 @@ impl Member {
     }
     fn parent_file(&self) -> prost_reflect::FileDescriptor {
         both!(self, f => f.parent_file())
+    }
+    fn options(&self) -> prost_reflect::DynamicMessage {
+        both!(self, f => f.options())
     }
     fn containing_oneof(&self) -> Option<prost_reflect::OneofDescriptor> {
         match self {

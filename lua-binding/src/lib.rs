@@ -9,6 +9,7 @@
 //! |---|---|
 //! | [`plan`] | the compiled, index-linked description of messages and enums |
 //! | [`compile`] | descriptor set (via `prost-reflect`) → plans |
+//! | [`features`] | editions: feature resolution into the same plan |
 //! | [`decode`] | bytes → Lua table |
 //! | [`encode`] | Lua table → bytes |
 //! | [`unknown`] | the side store of unknown-field bytes, `protolua.unknown` |
@@ -29,6 +30,7 @@ pub mod compile;
 pub mod decode;
 pub mod encode;
 pub mod error;
+pub mod features;
 pub mod int64;
 pub mod lua;
 pub mod message_api;

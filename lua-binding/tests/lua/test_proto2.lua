@@ -127,3 +127,20 @@ T.test('extensions: read and written under [full.name], in field-number order', 
     T.raises('field [proto2_basic.ext_inner]: missing required field id',
         function() return P2:encode('proto2_basic.BenchPayload', { id = 1, name = 'x', ['[proto2_basic.ext_inner]'] = {} }) end)
 end)
+
+T.test('editions 2023: features resolve packing, delimited encoding, presence', function()
+    local C = protolua.load_file(FIXTURES .. '/descriptors/conformance.fds')
+    local M = 'protobuf_test_messages.editions.TestAllTypesEdition2023'
+    -- repeated_int32 (31): packed by the 2023 default; unpacked_int32 (89): EXPANDED
+    T.eq(T.hex(C:encode(M, { repeated_int32 = { 1, 2 } })), 'fa01020102')
+    T.eq(T.hex(C:encode(M, { unpacked_int32 = { 1, 2 } })), 'c80501c80502')
+    -- explicit presence: a zero is written
+    T.eq(T.hex(C:encode(M, { optional_int32 = 0 })), '0800')
+    -- file-level DELIMITED: delimited_field (202) is a group; field 18 is overridden to LEN
+    T.eq(T.hex(C:encode(M, { delimited_field = { group_int32 = 1 } })), hx('d30c d00c01 d40c'))
+    T.eq(T.hex(C:encode(M, { optional_nested_message = { a = 1 } })), '9201020801')
+    T.eq(C:decode(M, unhex('d30cd00c01d40c')), { delimited_field = { group_int32 = 1 } })
+    -- proto3-style editions file: implicit presence drops zeros
+    local P3E = 'protobuf_test_messages.editions.proto3.TestAllTypesProto3'
+    T.eq(C:encode(P3E, { optional_int32 = 0 }), '')
+end)
