@@ -12,7 +12,7 @@ use std::os::raw::c_int;
 use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
 
 use crate::error::{CodecError, ErrSlot, ErrorKind, Fail};
-use crate::int64;
+use crate::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
 
@@ -44,6 +44,14 @@ pub struct DecodeCtx<'a> {
     pub check_required: bool,
     /// The whole input (unknown-field spans are offsets into it).
     pub input: &'a [u8],
+    /// Enum values as numbers instead of names.
+    pub enums_as_number: bool,
+    /// How 64-bit integers come out.
+    pub int64: Int64Mode,
+    /// Check UTF-8 where the schema asks for it.
+    pub utf8: bool,
+    /// Absent repeated/map fields decode as empty tables.
+    pub empty: bool,
 }
 
 /// The unknown-field bytes of the message being decoded: the current run of
@@ -210,6 +218,9 @@ impl DecodeCtx<'_> {
             if run.end != run.start {
                 self.flush_unknown(&mut run, acc);
             }
+            if self.empty && plan.n_slots != 0 {
+                self.make_empty_containers(plan, t);
+            }
             if ffi::lua_type(L, acc) == ffi::LUA_TSTRING {
                 self.store_unknown(t, acc, merge);
             }
@@ -297,6 +308,29 @@ impl DecodeCtx<'_> {
             ffi::lua_pushvalue(L, acc);
             ffi::lua_rawset(L, store);
             ffi::lua_pop(L, 1);
+        }
+    }
+
+    /// Option `empty`: absent repeated/map fields become empty tables.
+    #[cold]
+    unsafe fn make_empty_containers(&self, plan: &MessagePlan, t: c_int) {
+        let L = self.L;
+        for f in plan.fields.iter().filter(|f| f.card != Card::Single) {
+            // SAFETY: the frame's slots are reserved; `t` is a table.
+            unsafe {
+                if ffi::lua_type(L, t + 1 + f.slot as c_int) == ffi::LUA_TTABLE {
+                    continue;
+                }
+                self.push_key(f.key_id);
+                if lua::rawget(L, t) == ffi::LUA_TNIL {
+                    ffi::lua_pop(L, 1);
+                    self.push_key(f.key_id);
+                    ffi::lua_createtable(L, 0, 0);
+                    ffi::lua_rawset(L, t);
+                } else {
+                    ffi::lua_pop(L, 1);
+                }
+            }
         }
     }
 
@@ -613,10 +647,31 @@ impl DecodeCtx<'_> {
         Ok(())
     }
 
+    /// Push a 64-bit integer (bits `v`) as the `int64` option says.
+    #[inline(always)]
+    unsafe fn push_64(&self, v: u64, signed: bool) {
+        // SAFETY: one free slot (two for cdata), reserved by the frame.
+        unsafe {
+            if self.int64 == Int64Mode::Auto {
+                if signed {
+                    int64::push_i64(self.L, v as i64, self.helpers)
+                } else {
+                    int64::push_u64(self.L, v, self.helpers)
+                }
+            } else {
+                int64::push_with_mode(self.L, v, signed, self.int64, self.helpers)
+            }
+        }
+    }
+
     #[inline(always)]
     unsafe fn push_enum(&self, f: &FieldPlan, v: i32) {
         // SAFETY: one free slot; key ids in range by construction.
         unsafe {
+            if self.enums_as_number {
+                lua::push_small_int(self.L, v as i64);
+                return;
+            }
             match self.plans.enums[f.sub as usize].name_key(v) {
                 Some(k) => self.push_key(k),
                 None => lua::push_small_int(self.L, v as i64),
@@ -646,7 +701,7 @@ impl DecodeCtx<'_> {
             match f.kind {
                 Kind::String | Kind::Bytes => {
                     let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
-                    if f.utf8 {
+                    if f.utf8 && self.utf8 {
                         utf8::validate_utf8(bytes, r.position() - bytes.len())
                             .map_err(|e| self.err.set(CodecError::wire(e)))?;
                     }
@@ -678,17 +733,11 @@ impl DecodeCtx<'_> {
                     let v = r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? as u32;
                     lua::push_small_int(L, zigzag::decode_zigzag32(v) as i64)
                 }
-                Kind::Int64 => int64::push_i64(
-                    L,
-                    r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? as i64,
-                    self.helpers,
-                ),
-                Kind::UInt64 => {
-                    int64::push_u64(L, r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))?, self.helpers)
-                }
+                Kind::Int64 => self.push_64(r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))?, true),
+                Kind::UInt64 => self.push_64(r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))?, false),
                 Kind::SInt64 => {
                     let v = r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))?;
-                    int64::push_i64(L, zigzag::decode_zigzag64(v), self.helpers)
+                    self.push_64(zigzag::decode_zigzag64(v) as u64, true)
                 }
                 Kind::Bool => lua::push_bool(L, r.read_varint().map_err(|e| self.err.set(CodecError::wire(e)))? != 0),
                 Kind::Enum => {
@@ -706,14 +755,8 @@ impl DecodeCtx<'_> {
                     L,
                     f32::from_bits(r.read_fixed32().map_err(|e| self.err.set(CodecError::wire(e)))?) as f64,
                 ),
-                Kind::Fixed64 => {
-                    int64::push_u64(L, r.read_fixed64().map_err(|e| self.err.set(CodecError::wire(e)))?, self.helpers)
-                }
-                Kind::SFixed64 => int64::push_i64(
-                    L,
-                    r.read_fixed64().map_err(|e| self.err.set(CodecError::wire(e)))? as i64,
-                    self.helpers,
-                ),
+                Kind::Fixed64 => self.push_64(r.read_fixed64().map_err(|e| self.err.set(CodecError::wire(e)))?, false),
+                Kind::SFixed64 => self.push_64(r.read_fixed64().map_err(|e| self.err.set(CodecError::wire(e)))?, true),
                 Kind::Double => lua::push_number(
                     L,
                     f64::from_bits(r.read_fixed64().map_err(|e| self.err.set(CodecError::wire(e)))?),

@@ -83,6 +83,8 @@ pub struct EncodeCtx<'a> {
     pub strict_keys: bool,
     /// Fail on absent proto2 `required` fields.
     pub check_required: bool,
+    /// Check UTF-8 where the schema asks for it.
+    pub utf8: bool,
     /// Absolute index of the unknown-field store, 0 when it is empty.
     pub unknown: c_int,
 }
@@ -490,7 +492,7 @@ impl EncodeCtx<'_> {
         }
         // SAFETY: a string slot, anchored for the whole encode.
         let s = unsafe { lua::string_bytes(self.L, v) };
-        if f.utf8 && utf8::validate_utf8(s, 0).is_err() {
+        if f.utf8 && self.utf8 && utf8::validate_utf8(s, 0).is_err() {
             return Err(self.err.set(CodecError::new(ErrorKind::InvalidUtf8, None)));
         }
         Ok(s)

@@ -31,6 +31,15 @@ impl ErrBuf {
     pub fn as_bytes(&self) -> &[u8] {
         &self.buf[..self.len]
     }
+
+    /// The text written so far, as `str` (truncation keeps it UTF-8 only
+    /// up to the last whole character).
+    pub fn as_str(&self) -> &str {
+        match std::str::from_utf8(self.as_bytes()) {
+            Ok(s) => s,
+            Err(e) => std::str::from_utf8(&self.as_bytes()[..e.valid_up_to()]).unwrap_or(""),
+        }
+    }
 }
 
 impl Default for ErrBuf {

@@ -67,6 +67,75 @@ pub unsafe fn push_u64(L: *mut lua_State, v: u64, helpers: c_int) {
     }
 }
 
+/// How decode returns 64-bit integers (option `int64`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Int64Mode {
+    /// Lua 5.4: integer. LuaJIT/5.1: a number when exact (|v| <= 2^53),
+    /// else (LuaJIT) an `int64_t`/`uint64_t` cdata.
+    Auto,
+    /// Always a Lua number (may round above 2^53).
+    Number,
+    /// Always a decimal string.
+    String,
+    /// LuaJIT: always cdata; Lua 5.4: integer.
+    Cdata,
+}
+
+/// Push `v` (signed when `signed`, else the bits of a u64) as `mode` says.
+///
+/// # Safety
+/// As [`push_i64`].
+#[inline]
+pub unsafe fn push_with_mode(L: *mut lua_State, v: u64, signed: bool, mode: Int64Mode, helpers: c_int) {
+    // SAFETY: caller's contract.
+    unsafe {
+        match mode {
+            Int64Mode::Auto if signed => push_i64(L, v as i64, helpers),
+            Int64Mode::Auto => push_u64(L, v, helpers),
+            Int64Mode::Number => ffi::lua_pushnumber(L, if signed { v as i64 as f64 } else { v as f64 }),
+            Int64Mode::String => {
+                let mut buf = [0u8; 20];
+                let s = if signed { fmt_i64(v as i64, &mut buf) } else { fmt_u64(v, &mut buf) };
+                lua::push_bytes(L, s);
+            }
+            Int64Mode::Cdata if lua::HAS_INTEGERS || !lua::IS_LUAJIT => {
+                if signed {
+                    push_i64(L, v as i64, helpers)
+                } else {
+                    push_u64(L, v, helpers)
+                }
+            }
+            Int64Mode::Cdata => push_cdata(L, helpers, if signed { 1 } else { 2 }, v),
+        }
+    }
+}
+
+/// Decimal digits of `v` in the tail of `buf`.
+fn fmt_u64(mut v: u64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    &buf[i..]
+}
+
+/// Decimal digits of `v` (with a sign when negative).
+fn fmt_i64(v: i64, buf: &mut [u8; 20]) -> &[u8] {
+    if v >= 0 {
+        return fmt_u64(v as u64, buf);
+    }
+    let n = fmt_u64(v.unsigned_abs(), buf).len();
+    // u64::MAX has 20 digits but |i64::MIN| only 19, so there is room.
+    let start = buf.len() - n - 1;
+    buf[start] = b'-';
+    &buf[start..]
+}
+
 #[cold]
 unsafe fn push_cdata(L: *mut lua_State, helpers: c_int, ctor: i64, bits: u64) {
     // SAFETY: the helper table holds a ctype at `ctor`; calling a ctype with

@@ -16,6 +16,7 @@ use crate::error::{raise_fmt, type_name};
 use crate::lua::{self, ffi, lua_State, upvalue};
 use crate::plan::{Card, Kind};
 use crate::schema::SchemaInner;
+use crate::schema::{LoadOptions, read_options};
 
 /// Userdata payload of a message handle.
 pub struct MessageUd {
@@ -52,7 +53,7 @@ pub unsafe fn check_ud<'a, T>(L: *mut lua_State, idx: c_int, mt: c_int) -> Optio
     }
 }
 
-/// `Msg:encode(t)`.
+/// `Msg:encode(t [, opts])`.
 ///
 /// # Safety
 /// Called by Lua as a C closure made by [`push_message_metatable`].
@@ -65,11 +66,11 @@ pub unsafe extern "C-unwind" fn message_encode(L: *mut lua_State) -> c_int {
         let Some(inner) = h.schema.as_deref() else {
             raise_fmt(L, format_args!("encode: message handle used after collection"))
         };
-        encode_with(L, inner, h.index, 2, upvalue(1), upvalue(3))
+        encode_with(L, inner, h.index, 2, 3, upvalue(1), upvalue(3))
     }
 }
 
-/// `Msg:decode(s)`.
+/// `Msg:decode(s [, opts])`.
 ///
 /// # Safety
 /// Called by Lua as a C closure made by [`push_message_metatable`].
@@ -82,7 +83,19 @@ pub unsafe extern "C-unwind" fn message_decode(L: *mut lua_State) -> c_int {
         let Some(inner) = h.schema.as_deref() else {
             raise_fmt(L, format_args!("decode: message handle used after collection"))
         };
-        decode_with(L, inner, h.index, 2, upvalue(1), upvalue(3))
+        decode_with(L, inner, h.index, 2, 3, upvalue(1), upvalue(3))
+    }
+}
+
+/// The schema's options, overridden by the options table at `opts` if any.
+///
+/// # Safety
+/// `L` valid; `opts` an acceptable index. Raises on a bad option.
+#[inline]
+unsafe fn call_options(L: *mut lua_State, inner: &SchemaInner, opts: c_int, what: &str) -> LoadOptions {
+    // SAFETY: caller's contract.
+    unsafe {
+        if ffi::lua_type(L, opts) <= ffi::LUA_TNIL { inner.opts } else { read_options(L, opts, inner.opts, what) }
     }
 }
 
@@ -96,9 +109,12 @@ pub unsafe fn encode_with(
     inner: &SchemaInner,
     msg: u32,
     t: c_int,
+    opts: c_int,
     keys: c_int,
     helpers: c_int,
 ) -> c_int {
+    // SAFETY: option parsing may raise; nothing of ours is live yet.
+    let o = unsafe { call_options(L, inner, opts, "encode") };
     // SAFETY: `t` is a valid index; the store (if pushed) stays on the
     // stack above every index the walk uses.
     let (t, store) = unsafe {
@@ -115,9 +131,10 @@ pub unsafe fn encode_with(
         plans: &inner.plans,
         keys,
         helpers,
-        max_depth: inner.opts.max_depth,
-        strict_keys: inner.opts.strict_keys,
-        check_required: inner.opts.check_required,
+        max_depth: o.max_depth,
+        strict_keys: o.strict_keys,
+        check_required: o.check_required,
+        utf8: o.utf8,
         unknown: store.unwrap_or(0),
         err: crate::error::ErrSlot::new(),
     };
@@ -196,6 +213,7 @@ pub unsafe fn decode_with(
     inner: &SchemaInner,
     msg: u32,
     s: c_int,
+    opts: c_int,
     keys: c_int,
     helpers: c_int,
 ) -> c_int {
@@ -209,17 +227,22 @@ pub unsafe fn decode_with(
                 format_args!("decode {}: expected string, got {got}", inner.plans.messages[msg as usize].full_name),
             )
         }
+        let o = call_options(L, inner, opts, "decode");
         let bytes = lua::string_bytes(L, s);
         let ctx = DecodeCtx {
             L,
             plans: &inner.plans,
             keys,
             helpers,
-            max_depth: inner.opts.max_depth,
+            max_depth: o.max_depth,
             err: crate::error::ErrSlot::new(),
-            keep_unknown: inner.opts.keep_unknown,
-            check_required: inner.opts.check_required,
+            keep_unknown: o.keep_unknown,
+            check_required: o.check_required,
             input: bytes,
+            enums_as_number: o.enums_as_number,
+            int64: o.int64,
+            utf8: o.utf8,
+            empty: o.empty,
         };
         match ctx.decode_root(msg) {
             Ok(()) => 1,

@@ -18,6 +18,7 @@ use std::rc::Rc;
 use crate::compile::compile_descriptor_set;
 use crate::encode::EncodeBuffers;
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
+use crate::int64::Int64Mode;
 use crate::lua::{self, ffi, lua_State, upvalue};
 use crate::message_api::{MessageUd, check_ud, decode_with, encode_with, push_message_metatable};
 use crate::plan::Plans;
@@ -56,11 +57,28 @@ pub struct LoadOptions {
     pub keep_unknown: bool,
     /// Check proto2 `required` fields on encode and decode (`required`).
     pub check_required: bool,
+    /// Decode enum values as numbers (`enums = 'name'|'number'`).
+    pub enums_as_number: bool,
+    /// How decode returns 64-bit integers (`int64 = 'auto'|'number'|'string'|'cdata'`).
+    pub int64: Int64Mode,
+    /// Check UTF-8 of proto3/editions `string` fields (`utf8`).
+    pub utf8: bool,
+    /// Decode absent repeated/map fields as empty tables (`empty`).
+    pub empty: bool,
 }
 
 impl Default for LoadOptions {
     fn default() -> Self {
-        LoadOptions { max_depth: DEFAULT_MAX_DEPTH, strict_keys: true, keep_unknown: true, check_required: true }
+        LoadOptions {
+            max_depth: DEFAULT_MAX_DEPTH,
+            strict_keys: true,
+            keep_unknown: true,
+            check_required: true,
+            enums_as_number: false,
+            int64: Int64Mode::Auto,
+            utf8: true,
+            empty: false,
+        }
     }
 }
 
@@ -81,7 +99,7 @@ pub unsafe extern "C-unwind" fn load(L: *mut lua_State) -> c_int {
             let got = type_name(L, 1);
             raise_fmt(L, format_args!("load: expected the bytes of a FileDescriptorSet, got {got}"))
         }
-        let opts = read_options(L, 2);
+        let opts = read_options(L, 2, LoadOptions::default(), "load");
         let bytes = lua::string_bytes(L, 1);
         push_schema(L, bytes, opts)
     }
@@ -99,7 +117,7 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
             let got = type_name(L, 1);
             raise_fmt(L, format_args!("load_file: expected a path, got {got}"))
         }
-        let opts = read_options(L, 2);
+        let opts = read_options(L, 2, LoadOptions::default(), "load_file");
         let path = lua::string_bytes(L, 1);
         let path = String::from_utf8_lossy(path).into_owned();
         let read = std::fs::read(&path);
@@ -125,10 +143,15 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
     }
 }
 
-/// Read the load options table at `idx` (optional); see [`LoadOptions`].
-unsafe fn read_options(L: *mut lua_State, idx: c_int) -> LoadOptions {
-    let mut o = LoadOptions::default();
-    // SAFETY: load-time option parsing; field reads are raw.
+/// Read an options table at `idx` (optional) over `base`; `what` names the
+/// call in errors. See [`LoadOptions`] and docs/LUA_API.md.
+///
+/// # Safety
+/// `L` valid with 2 free slots; raises on a bad option (no Rust heap is
+/// held by the callers at that point).
+pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, what: &str) -> LoadOptions {
+    let mut o = base;
+    // SAFETY: option parsing; field reads are raw.
     unsafe {
         match ffi::lua_type(L, idx) {
             ffi::LUA_TNONE | ffi::LUA_TNIL => {}
@@ -139,30 +162,30 @@ unsafe fn read_options(L: *mut lua_State, idx: c_int) -> LoadOptions {
                     ffi::LUA_TNUMBER => {
                         let d = ffi::lua_tonumber(L, -1);
                         if !(1.0..=MAX_MAX_DEPTH as f64).contains(&d) || d.trunc() != d {
-                            raise_fmt(L, format_args!("load: max_depth must be an integer in 1..{MAX_MAX_DEPTH}"))
+                            raise_fmt(L, format_args!("{what}: max_depth must be an integer in 1..{MAX_MAX_DEPTH}"))
                         }
                         o.max_depth = d as u32;
                     }
-                    _ => raise_fmt(L, format_args!("load: max_depth must be a number")),
+                    _ => raise_fmt(L, format_args!("{what}: max_depth must be a number")),
                 }
                 ffi::lua_pop(L, 1);
-                o.strict_keys = read_bool(L, idx, "strict_keys", o.strict_keys);
-                o.check_required = read_bool(L, idx, "required", o.check_required);
-                lua::push_bytes(L, b"unknown");
-                match lua::rawget(L, idx) {
-                    ffi::LUA_TNIL => {}
-                    ffi::LUA_TSTRING => match lua::string_bytes(L, -1) {
-                        b"keep" => o.keep_unknown = true,
-                        b"drop" => o.keep_unknown = false,
-                        _ => raise_fmt(L, format_args!("load: unknown must be 'keep' or 'drop'")),
-                    },
-                    _ => raise_fmt(L, format_args!("load: unknown must be 'keep' or 'drop'")),
+                o.strict_keys = read_bool(L, idx, "strict_keys", o.strict_keys, what);
+                o.check_required = read_bool(L, idx, "required", o.check_required, what);
+                o.utf8 = read_bool(L, idx, "utf8", o.utf8, what);
+                o.empty = read_bool(L, idx, "empty", o.empty, what);
+                if let Some(i) = read_choice(L, idx, "unknown", &["keep", "drop"], what) {
+                    o.keep_unknown = i == 0;
                 }
-                ffi::lua_pop(L, 1);
+                if let Some(i) = read_choice(L, idx, "enums", &["name", "number"], what) {
+                    o.enums_as_number = i == 1;
+                }
+                if let Some(i) = read_choice(L, idx, "int64", &["auto", "number", "string", "cdata"], what) {
+                    o.int64 = [Int64Mode::Auto, Int64Mode::Number, Int64Mode::String, Int64Mode::Cdata][i];
+                }
             }
             _ => {
                 let got = type_name(L, idx);
-                raise_fmt(L, format_args!("load: options must be a table, got {got}"))
+                raise_fmt(L, format_args!("{what}: options must be a table, got {got}"))
             }
         }
     }
@@ -170,17 +193,58 @@ unsafe fn read_options(L: *mut lua_State, idx: c_int) -> LoadOptions {
 }
 
 /// Read the boolean option `name` of the table at `idx`, or `default`.
-unsafe fn read_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool) -> bool {
-    // SAFETY: load-time option parsing; one free slot.
+unsafe fn read_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool, what: &str) -> bool {
+    // SAFETY: option parsing; one free slot.
     unsafe {
         lua::push_bytes(L, name.as_bytes());
         let v = match lua::rawget(L, idx) {
             ffi::LUA_TNIL => default,
             ffi::LUA_TBOOLEAN => ffi::lua_toboolean(L, -1) != 0,
-            _ => raise_fmt(L, format_args!("load: {name} must be a boolean")),
+            _ => raise_fmt(L, format_args!("{what}: {name} must be a boolean")),
         };
         ffi::lua_pop(L, 1);
         v
+    }
+}
+
+/// Read the string option `name` (one of `choices`): its index, or `None`.
+unsafe fn read_choice(L: *mut lua_State, idx: c_int, name: &str, choices: &[&str], what: &str) -> Option<usize> {
+    // SAFETY: option parsing; one free slot.
+    unsafe {
+        lua::push_bytes(L, name.as_bytes());
+        let ty = lua::rawget(L, idx);
+        let found = match ty {
+            ffi::LUA_TNIL => None,
+            ffi::LUA_TSTRING => {
+                let s = lua::string_bytes(L, -1);
+                choices.iter().position(|c| c.as_bytes() == s)
+            }
+            _ => Some(usize::MAX),
+        };
+        ffi::lua_pop(L, 1);
+        match found {
+            Some(i) if i != usize::MAX => Some(i),
+            None if ty == ffi::LUA_TNIL => None,
+            _ => {
+                let mut list = ErrBuf::new();
+                for (i, c) in choices.iter().enumerate() {
+                    let _ = std::fmt::Write::write_fmt(
+                        &mut list,
+                        format_args!(
+                            "{}'{c}'",
+                            if i == 0 {
+                                ""
+                            } else if i + 1 == choices.len() {
+                                " or "
+                            } else {
+                                ", "
+                            }
+                        ),
+                    );
+                }
+                raise_fmt(L, format_args!("{what}: {name} must be {}", list.as_str()))
+            }
+        }
     }
 }
 
@@ -317,7 +381,7 @@ pub unsafe extern "C-unwind" fn schema_message(L: *mut lua_State) -> c_int {
     }
 }
 
-/// `schema:encode(name, t)`.
+/// `schema:encode(name, t [, opts])`.
 ///
 /// # Safety
 /// Called by Lua.
@@ -325,17 +389,17 @@ pub unsafe extern "C-unwind" fn schema_encode(L: *mut lua_State) -> c_int {
     // SAFETY: checked arguments; the handle and state tables stay on the stack.
     unsafe {
         let inner = check_schema(L, "encode");
-        ffi::lua_settop(L, 3);
+        ffi::lua_settop(L, 4);
         push_handle(L, inner, 2, "encode");
-        let index = (*(ffi::lua_touserdata(L, 4) as *const MessageUd)).index;
+        let index = (*(ffi::lua_touserdata(L, 5) as *const MessageUd)).index;
         ffi::lua_getuservalue(L, 1);
-        lua::rawgeti(L, 5, S_KEYS);
-        lua::rawgeti(L, 5, S_HELPERS);
-        encode_with(L, inner, index, 3, 6, 7)
+        lua::rawgeti(L, 6, S_KEYS);
+        lua::rawgeti(L, 6, S_HELPERS);
+        encode_with(L, inner, index, 3, 4, 7, 8)
     }
 }
 
-/// `schema:decode(name, s)`.
+/// `schema:decode(name, s [, opts])`.
 ///
 /// # Safety
 /// Called by Lua.
@@ -343,13 +407,13 @@ pub unsafe extern "C-unwind" fn schema_decode(L: *mut lua_State) -> c_int {
     // SAFETY: as schema_encode.
     unsafe {
         let inner = check_schema(L, "decode");
-        ffi::lua_settop(L, 3);
+        ffi::lua_settop(L, 4);
         push_handle(L, inner, 2, "decode");
-        let index = (*(ffi::lua_touserdata(L, 4) as *const MessageUd)).index;
+        let index = (*(ffi::lua_touserdata(L, 5) as *const MessageUd)).index;
         ffi::lua_getuservalue(L, 1);
-        lua::rawgeti(L, 5, S_KEYS);
-        lua::rawgeti(L, 5, S_HELPERS);
-        decode_with(L, inner, index, 3, 6, 7)
+        lua::rawgeti(L, 6, S_KEYS);
+        lua::rawgeti(L, 6, S_HELPERS);
+        decode_with(L, inner, index, 3, 4, 7, 8)
     }
 }
 

@@ -1,0 +1,90 @@
+-- Per-schema (load) and per-call options. Lua 5.1 compatible.
+-- Needs the globals set by harness.lua.
+
+local fds = T.readfile(FIXTURES .. '/descriptors/alltypes3.fds')
+local S = protolua.load(fds)
+local A = 'protolua.test.AllTypes'
+local H = protolua.load_file(FIXTURES .. '/descriptors/hello.fds')
+
+local function unhex(s)
+    return (s:gsub('%s', ''):gsub('%x%x', function(h) return string.char(tonumber(h, 16)) end))
+end
+
+T.test('option enums: name (default) or number, per call and per schema', function()
+    local bin = S:encode(A, { f_color = 'COLOR_GREEN' })
+    T.eq(S:decode(A, bin).f_color, 'COLOR_GREEN')
+    local n = S:decode(A, bin, { enums = 'number' }).f_color
+    T.eq(type(n), 'number')
+    T.eq(S:encode(A, { f_color = n }), bin)
+    local Snum = protolua.load(fds, { enums = 'number' })
+    T.eq(Snum:decode(A, bin).f_color, n)
+    T.eq(Snum:decode(A, bin, { enums = 'name' }).f_color, 'COLOR_GREEN')
+    T.raises("decode: enums must be 'name' or 'number'", function() return S:decode(A, bin, { enums = 'x' }) end)
+end)
+
+T.test('option int64: auto, number, string, cdata', function()
+    local bin = S:encode(A, { f_int64 = '-9007199254740993', f_uint64 = '18446744073709551615', f_sint64 = 5 })
+    local s = S:decode(A, bin, { int64 = 'string' })
+    T.eq(s.f_int64, '-9007199254740993')
+    T.eq(s.f_uint64, '18446744073709551615')
+    T.eq(s.f_sint64, '5')
+    local n = S:decode(A, bin, { int64 = 'number' })
+    T.eq(type(n.f_int64), 'number')
+    T.eq(n.f_sint64, 5)
+    local c = S:decode(A, bin, { int64 = 'cdata' })
+    if T.is_luajit then
+        T.eq(type(c.f_sint64), 'cdata')
+        T.eq(tostring(c.f_sint64), '5LL')
+    else
+        T.eq(math.type(c.f_sint64), 'integer')
+    end
+    local a = S:decode(A, bin)
+    T.eq(a.f_sint64, 5)
+    -- every form encodes back to the same bytes
+    T.eq(S:encode(A, s), bin)
+    T.eq(S:encode(A, c), bin)
+    T.eq(S:encode(A, a), bin)
+    T.raises("int64 must be 'auto', 'number', 'string' or 'cdata'", function() return S:decode(A, bin, { int64 = 1 }) end)
+end)
+
+T.test('option utf8: off skips the UTF-8 check both ways', function()
+    local bad = unhex('0a02c328') -- hello.Person.name = "\xc3\x28"
+    T.raises('invalid UTF-8 at byte 2', function() return H:decode('hello.Person', bad) end)
+    T.eq(H:decode('hello.Person', bad, { utf8 = false }).name, '\195\040')
+    T.raises('not valid UTF-8', function() return H:encode('hello.Person', { name = '\195\040' }) end)
+    T.eq(H:encode('hello.Person', { name = '\195\040' }, { utf8 = false }), bad)
+    local lax = protolua.load_file(FIXTURES .. '/descriptors/hello.fds', { utf8 = false })
+    T.eq(lax:decode('hello.Person', bad).name, '\195\040')
+end)
+
+T.test('option empty: absent repeated and map fields decode as empty tables', function()
+    T.eq(H:decode('hello.Person', ''), {})
+    T.eq(H:decode('hello.Person', '', { empty = true }), { emails = {}, lucky_numbers = {} })
+    local t = H:decode('hello.Person', unhex('1a0161'), { empty = true })
+    T.eq(t, { emails = { 'a' }, lucky_numbers = {} })
+    T.eq(H:encode('hello.Person', { emails = {}, lucky_numbers = {} }), '')
+end)
+
+T.test('option strict_keys, max_depth, required, unknown per call', function()
+    T.raises('unknown field "nope"', function() return H:encode('hello.Person', { nope = 1 }) end)
+    T.eq(H:encode('hello.Person', { nope = 1 }, { strict_keys = false }), '')
+    T.raises('nesting deeper than the limit of 1',
+        function() return H:encode('hello.Person', { address = {} }, { max_depth = 1 }) end)
+    T.raises('nesting deeper than the limit of 1',
+        function() return H:decode('hello.Person', unhex('2200'), { max_depth = 1 }) end)
+    local t = H:decode('hello.Person', unhex('980605'), { unknown = 'drop' })
+    T.eq(protolua.unknown(t), nil)
+    local P2 = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds')
+    T.eq(P2:encode('proto2_basic.BenchPayload', {}, { required = false }), '')
+    T.raises('encode: options must be a table, got string', function() return H:encode('hello.Person', {}, 'x') end)
+    T.raises('decode: strict_keys must be a boolean', function() return H:decode('hello.Person', '', { strict_keys = 1 }) end)
+end)
+
+T.test('options work through message handles too', function()
+    local M = S:message(A)
+    local bin = M:encode({ f_color = 'COLOR_GREEN', f_int64 = 7 })
+    local t = M:decode(bin, { enums = 'number', int64 = 'string' })
+    T.eq(t.f_int64, '7')
+    T.eq(type(t.f_color), 'number')
+    T.eq(M:encode({ zzz = 1 }, { strict_keys = false }), '')
+end)
