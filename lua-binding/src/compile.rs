@@ -11,7 +11,9 @@ use pbwire::{Tag, WireType};
 use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind as PKind, Syntax};
 
 use crate::features::{self, Presence, Resolver};
-use crate::plan::{Card, DENSE_LIMIT, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, OneofPlan, Plans};
+use crate::plan::{
+    Card, DENSE_LIMIT, DefaultValue, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, OneofPlan, Plans,
+};
 
 /// Parse a serialized `FileDescriptorSet` and compile it.
 pub fn compile_descriptor_set(bytes: &[u8]) -> Result<Plans, String> {
@@ -139,8 +141,14 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
                 n_slots += 1;
                 n_slots - 1
             };
+            let default = if card == Card::Single && oneof == NO_ONEOF {
+                default_of(&f.default_value())
+            } else {
+                DefaultValue::None
+            };
             fields.push(FieldPlan {
                 number: f.number(),
+                default,
                 kind,
                 card,
                 packed,
@@ -248,6 +256,9 @@ impl Member {
     fn parent_file(&self) -> prost_reflect::FileDescriptor {
         both!(self, f => f.parent_file())
     }
+    fn default_value(&self) -> prost_reflect::Value {
+        both!(self, f => f.default_value())
+    }
     fn options(&self) -> prost_reflect::DynamicMessage {
         both!(self, f => f.options())
     }
@@ -256,5 +267,23 @@ impl Member {
             Member::Field(f) => f.containing_oneof(),
             Member::Ext(_) => None,
         }
+    }
+}
+
+/// The plan form of a field's default value.
+fn default_of(v: &prost_reflect::Value) -> DefaultValue {
+    use prost_reflect::Value as V;
+    match v {
+        V::Bool(b) => DefaultValue::Bool(*b),
+        V::I32(n) => DefaultValue::Int(*n as i64),
+        V::I64(n) => DefaultValue::Int(*n),
+        V::U32(n) => DefaultValue::UInt(*n as u64),
+        V::U64(n) => DefaultValue::UInt(*n),
+        V::F32(x) => DefaultValue::Float(*x as f64),
+        V::F64(x) => DefaultValue::Float(*x),
+        V::String(s) => DefaultValue::Bytes(s.as_bytes().into()),
+        V::Bytes(b) => DefaultValue::Bytes(b.to_vec().into()),
+        V::EnumNumber(n) => DefaultValue::Enum(*n),
+        V::Message(_) | V::List(_) | V::Map(_) => DefaultValue::None,
     }
 }

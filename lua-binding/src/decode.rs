@@ -14,7 +14,8 @@ use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
 use crate::error::{CodecError, ErrSlot, ErrorKind, Fail};
 use crate::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
-use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+use crate::schema::DefaultsMode;
 
 /// Repeated-field element counts kept in a frame-local array; fields whose
 /// slot is beyond this ask Lua for the length instead.
@@ -52,7 +53,12 @@ pub struct DecodeCtx<'a> {
     pub utf8: bool,
     /// Absent repeated/map fields decode as empty tables.
     pub empty: bool,
+    /// Defaults for absent singular fields.
+    pub defaults: DefaultsMode,
 }
+
+/// Slot of the key table that caches the defaults tables (built on first use).
+const KEYS_DEFAULTS_CACHE: i64 = 0;
 
 /// The unknown-field bytes of the message being decoded: the current run of
 /// adjacent spans (`start..end` in the input), appended to the frame's
@@ -221,6 +227,9 @@ impl DecodeCtx<'_> {
             if self.empty && plan.n_slots != 0 {
                 self.make_empty_containers(plan, t);
             }
+            if self.defaults != DefaultsMode::None && !plan.is_map_entry {
+                self.apply_defaults(mi, plan, t);
+            }
             if ffi::lua_type(L, acc) == ffi::LUA_TSTRING {
                 self.store_unknown(t, acc, merge);
             }
@@ -308,6 +317,86 @@ impl DecodeCtx<'_> {
             ffi::lua_pushvalue(L, acc);
             ffi::lua_rawset(L, store);
             ffi::lua_pop(L, 1);
+        }
+    }
+
+    /// Option `defaults`: fill absent fields of `t` from the message's
+    /// defaults table, or give `t` the shared metatable over it.
+    #[cold]
+    unsafe fn apply_defaults(&self, mi: u32, plan: &MessagePlan, t: c_int) {
+        let L = self.L;
+        // SAFETY: the frame reserved 8 slots above its own; `keys` is the
+        // schema's key table (slot 0 of which is ours to use as the cache).
+        unsafe {
+            let base = ffi::lua_gettop(L);
+            if lua::rawgeti(L, self.keys, KEYS_DEFAULTS_CACHE) != ffi::LUA_TTABLE {
+                ffi::lua_pop(L, 1);
+                ffi::lua_createtable(L, 0, 0);
+                ffi::lua_pushvalue(L, -1);
+                lua::rawseti(L, self.keys, KEYS_DEFAULTS_CACHE);
+            }
+            let cache = base + 1;
+            let variant = self.enums_as_number as i64 | (self.int64 as i64) << 1;
+            let slot = (mi as i64 * 8 + variant) * 2 + 1;
+            if lua::rawgeti(L, cache, slot) != ffi::LUA_TTABLE {
+                ffi::lua_pop(L, 1);
+                self.build_defaults(plan);
+                // stack: cache, D; make mt = { __index = D }
+                ffi::lua_createtable(L, 0, 1);
+                lua::push_bytes(L, b"__index");
+                ffi::lua_pushvalue(L, -3);
+                ffi::lua_rawset(L, -3);
+                lua::rawseti(L, cache, slot + 1);
+                ffi::lua_pushvalue(L, -1);
+                lua::rawseti(L, cache, slot);
+            }
+            let d = base + 2;
+            if self.defaults == DefaultsMode::Metatable {
+                lua::rawgeti(L, cache, slot + 1);
+                ffi::lua_setmetatable(L, t);
+            } else {
+                ffi::lua_pushnil(L);
+                while ffi::lua_next(L, d) != 0 {
+                    ffi::lua_pushvalue(L, -2);
+                    if lua::rawget(L, t) == ffi::LUA_TNIL {
+                        ffi::lua_pop(L, 1);
+                        ffi::lua_pushvalue(L, -2);
+                        ffi::lua_insert(L, -2);
+                        ffi::lua_rawset(L, t);
+                    } else {
+                        ffi::lua_pop(L, 2);
+                    }
+                }
+            }
+            ffi::lua_settop(L, base);
+        }
+    }
+
+    /// Push a new table of the defaults of `plan`'s singular fields.
+    #[cold]
+    unsafe fn build_defaults(&self, plan: &MessagePlan) {
+        let L = self.L;
+        // SAFETY: three free slots (reserved by the frame).
+        unsafe {
+            ffi::lua_createtable(L, 0, plan.fields.len().min(MAX_PRESIZE) as c_int);
+            for f in plan.fields.iter() {
+                self.push_key(f.key_id);
+                match &f.default {
+                    DefaultValue::None => {
+                        ffi::lua_pop(L, 1);
+                        continue;
+                    }
+                    DefaultValue::Bool(b) => lua::push_bool(L, *b),
+                    DefaultValue::Int(n) if f.kind.is_64bit_integer() => self.push_64(*n as u64, true),
+                    DefaultValue::UInt(n) if f.kind.is_64bit_integer() => self.push_64(*n, false),
+                    DefaultValue::Int(n) => lua::push_small_int(L, *n),
+                    DefaultValue::UInt(n) => lua::push_small_int(L, *n as i64),
+                    DefaultValue::Float(x) => lua::push_number(L, *x),
+                    DefaultValue::Bytes(b) => lua::push_bytes(L, b),
+                    DefaultValue::Enum(n) => self.push_enum(f, *n),
+                }
+                ffi::lua_rawset(L, -3);
+            }
         }
     }
 

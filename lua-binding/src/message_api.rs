@@ -243,6 +243,7 @@ pub unsafe fn decode_with(
             int64: o.int64,
             utf8: o.utf8,
             empty: o.empty,
+            defaults: o.defaults,
         };
         match ctx.decode_root(msg) {
             Ok(()) => 1,

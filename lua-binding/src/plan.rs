@@ -114,11 +114,34 @@ pub enum Card {
 /// Sentinel for "no oneof".
 pub const NO_ONEOF: u16 = u16::MAX;
 
+/// A singular field's default: its declared `[default = …]` or the type's
+/// zero value (option `defaults`). `None` for fields that take no default
+/// (messages, repeated, maps, oneof members).
+#[derive(Clone, Debug, PartialEq)]
+pub enum DefaultValue {
+    /// No default is materialized.
+    None,
+    /// `bool`.
+    Bool(bool),
+    /// Signed integers (32- and 64-bit).
+    Int(i64),
+    /// Unsigned integers (32- and 64-bit).
+    UInt(u64),
+    /// `float`/`double`.
+    Float(f64),
+    /// `string`/`bytes`.
+    Bytes(Box<[u8]>),
+    /// Enum number.
+    Enum(i32),
+}
+
 /// One field of a message plan.
 #[derive(Clone, Debug)]
 pub struct FieldPlan {
     /// Field number.
     pub number: u32,
+    /// Default for option `defaults`.
+    pub default: DefaultValue,
     /// Value kind.
     pub kind: Kind,
     /// Cardinality.

@@ -65,6 +65,22 @@ pub struct LoadOptions {
     pub utf8: bool,
     /// Decode absent repeated/map fields as empty tables (`empty`).
     pub empty: bool,
+    /// What decode does for absent singular fields (`defaults`).
+    pub defaults: DefaultsMode,
+}
+
+/// Option `defaults = 'none'|'values'|'metatable'`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultsMode {
+    /// Absent fields stay nil.
+    None,
+    /// Absent scalar/enum/string fields (outside oneofs) get their declared
+    /// default or the type's zero value, in the table itself.
+    Values,
+    /// The table gets a metatable, shared by every table of the message type,
+    /// whose `__index` holds those defaults: no per-message copy, `pairs()`
+    /// shows only what was on the wire.
+    Metatable,
 }
 
 impl Default for LoadOptions {
@@ -78,6 +94,7 @@ impl Default for LoadOptions {
             int64: Int64Mode::Auto,
             utf8: true,
             empty: false,
+            defaults: DefaultsMode::None,
         }
     }
 }
@@ -178,6 +195,9 @@ pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, wha
                 }
                 if let Some(i) = read_choice(L, idx, "enums", &["name", "number"], what) {
                     o.enums_as_number = i == 1;
+                }
+                if let Some(i) = read_choice(L, idx, "defaults", &["none", "values", "metatable"], what) {
+                    o.defaults = [DefaultsMode::None, DefaultsMode::Values, DefaultsMode::Metatable][i];
                 }
                 if let Some(i) = read_choice(L, idx, "int64", &["auto", "number", "string", "cdata"], what) {
                     o.int64 = [Int64Mode::Auto, Int64Mode::Number, Int64Mode::String, Int64Mode::Cdata][i];

@@ -88,3 +88,37 @@ T.test('options work through message handles too', function()
     T.eq(type(t.f_color), 'number')
     T.eq(M:encode({ zzz = 1 }, { strict_keys = false }), '')
 end)
+
+T.test('option defaults: none, values (declared proto2 defaults, proto3 zeros), metatable', function()
+    local P2 = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds')
+    local B = 'proto2_basic.BenchPayload'
+    local bin = P2:encode(B, { id = 1, name = 'x' })
+    T.eq(P2:decode(B, bin), { id = 1, name = 'x' })
+    local v = P2:decode(B, bin, { defaults = 'values' })
+    T.eq(v.score, 1.5)
+    T.eq(v.active, true)
+    T.eq(v.kind, 'KIND_ALPHA')
+    T.eq(v.note, 'hello')
+    T.eq(v.delta, -1)
+    T.eq(v.ratio, 0.25)
+    T.eq(v.timestamp, 0)
+    T.eq(v.blob, '')
+    T.eq(v.inner, nil)  -- messages stay absent
+    T.eq(v.values, nil) -- repeated too (see `empty`)
+    T.eq(P2:decode(B, bin, { defaults = 'values', enums = 'number' }).kind, 1)
+    local m = P2:decode(B, bin, { defaults = 'metatable' })
+    local n = 0
+    for _ in pairs(m) do n = n + 1 end
+    T.eq(n, 2)
+    T.eq(m.note, 'hello')
+    T.eq(getmetatable(m), getmetatable(P2:decode(B, bin, { defaults = 'metatable' })))
+    T.eq(P2:encode(B, m), bin) -- encode reads raw: defaults are not written
+    -- proto3: zero values
+    local z = S:decode(A, '', { defaults = 'values' })
+    T.eq(z.f_int32, 0)
+    T.eq(z.f_string, '')
+    T.eq(z.f_bool, false)
+    T.eq(z.f_color, 'COLOR_UNSPECIFIED')
+    T.eq(S:decode(A, '', { defaults = 'values', int64 = 'string' }).f_int64, '0')
+    T.raises("defaults must be 'none', 'values' or 'metatable'", function() return S:decode(A, '', { defaults = true }) end)
+end)
