@@ -43,7 +43,10 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
     };
 
     for e in pool.all_enums() {
-        let values: Box<[(i32, Box<str>)]> = e.values().map(|v| (v.number(), Box::from(v.name()))).collect();
+        // Declaration order (prost-reflect's values() is in number order):
+        // the first declared value is the enum's default.
+        let values: Box<[(i32, Box<str>)]> =
+            e.enum_descriptor_proto().value.iter().map(|v| (v.number(), Box::from(v.name()))).collect();
         let mut by_number: Vec<(i32, i32)> = values.iter().map(|(n, name)| (*n, intern(&mut plans, name))).collect();
         // Stable sort, then keep the first declared name of each number.
         by_number.sort_by_key(|&(n, _)| n);

@@ -122,3 +122,10 @@ T.test('option defaults: none, values (declared proto2 defaults, proto3 zeros), 
     T.eq(S:decode(A, '', { defaults = 'values', int64 = 'string' }).f_int64, '0')
     T.raises("defaults must be 'none', 'values' or 'metatable'", function() return S:decode(A, '', { defaults = true }) end)
 end)
+
+T.test('map entry without a value: an enum defaults to its first declared value', function()
+    -- m_int32_color (77) entry { key = 1 }: value absent -> COLOR_UNSPECIFIED (0), not COLOR_NEG (-1)
+    local t = S:decode(A, '\234\004\002\008\001')
+    T.eq(t.m_int32_color, { [1] = 'COLOR_UNSPECIFIED' })
+    T.eq(S:enum('protolua.test.Color').COLOR_NEG, -1)
+end)
