@@ -93,7 +93,7 @@ pub fn rewrite_editions(set: &[u8]) -> Result<(Vec<u8>, Vec<String>), String> {
             continue;
         }
         let file = r.read_len_bytes().map_err(bad)?;
-        match rewrite_file(file).map_err(bad)? {
+        match rewrite_file(file).map_err(bad)?.map_err(|syntax| format!("unknown syntax \"{syntax}\""))? {
             Some((bytes, name)) => {
                 out.put_tag(tag);
                 out.put_len_bytes(&bytes);
@@ -105,8 +105,11 @@ pub fn rewrite_editions(set: &[u8]) -> Result<(Vec<u8>, Vec<String>), String> {
     Ok((out.into_vec(), names))
 }
 
-/// `Some((rewritten, name))` when `file` is an editions file.
-fn rewrite_file(file: &[u8]) -> Result<Option<(Vec<u8>, String)>, pbwire::Error> {
+/// `Some((rewritten, name))` when `file` is an editions file; the inner
+/// `Err` is a syntax this crate does not know.
+type Rewritten = Result<Option<(Vec<u8>, String)>, String>;
+
+fn rewrite_file(file: &[u8]) -> Result<Rewritten, pbwire::Error> {
     let mut r = Reader::new(file);
     let (mut name, mut editions) = (String::new(), false);
     let mut out = Writer::new();
@@ -118,10 +121,17 @@ fn rewrite_file(file: &[u8]) -> Result<Option<(Vec<u8>, String)>, pbwire::Error>
                 name = String::from_utf8_lossy(r.read_len_bytes()?).into_owned();
                 out.put_bytes(&file[at..r.position()]);
             }
-            (12, WireType::Len) if r.read_len_bytes()? == b"editions" => {
-                editions = true;
-                out.put_tag(tag);
-                out.put_len_bytes(b"proto2");
+            (12, WireType::Len) => {
+                let syntax = r.read_len_bytes()?;
+                match syntax {
+                    b"editions" => {
+                        editions = true;
+                        out.put_tag(tag);
+                        out.put_len_bytes(b"proto2");
+                    }
+                    b"" | b"proto2" | b"proto3" => out.put_bytes(&file[at..r.position()]),
+                    other => return Ok(Err(String::from_utf8_lossy(other).into_owned())),
+                }
             }
             _ => {
                 r = Reader::with_offset(&file[at..], at);
@@ -131,7 +141,7 @@ fn rewrite_file(file: &[u8]) -> Result<Option<(Vec<u8>, String)>, pbwire::Error>
             }
         }
     }
-    Ok(editions.then(|| (out.into_vec(), name)))
+    Ok(Ok(editions.then(|| (out.into_vec(), name))))
 }
 
 /// Resolves features for the elements of editions files.

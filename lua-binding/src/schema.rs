@@ -278,7 +278,10 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
         ffi::lua_pushvalue(L, upvalue(1));
         ffi::lua_setmetatable(L, -2);
         let schema_idx = ffi::lua_gettop(L);
-        match compile_descriptor_set(bytes) {
+        // A panic inside the descriptor crate must not cross into Lua.
+        let compiled = std::panic::catch_unwind(|| compile_descriptor_set(bytes))
+            .unwrap_or_else(|_| Err("the descriptor set could not be processed (descriptor library panicked)".into()));
+        match compiled {
             Ok(plans) => {
                 (*ud).inner = Some(Rc::new(SchemaInner {
                     plans,

@@ -144,3 +144,8 @@ T.test('editions 2023: features resolve packing, delimited encoding, presence', 
     local P3E = 'protobuf_test_messages.editions.proto3.TestAllTypesProto3'
     T.eq(C:encode(P3E, { optional_int32 = 0 }), '')
 end)
+
+T.test('load: an unknown syntax is an error, not a crash', function()
+    local fds = unhex('0a190a07782e70726f746f12017822030a014d620670726f746f34') -- syntax = "proto4"
+    T.raises('protolua: load: unknown syntax "proto4"', function() return protolua.load(fds) end)
+end)
