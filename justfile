@@ -54,3 +54,8 @@ nostd:
 # What CI runs.
 ci:
     .ci/run
+
+# Google's protobuf conformance suite against protolua (docs/CONFORMANCE.md):
+# prints TESTEE=<path> and the pass/fail/skip counts.
+conformance:
+    conformance/run.sh

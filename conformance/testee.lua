@@ -1,0 +1,107 @@
+-- The protolua conformance testee (run by the `protolua-testee` binary,
+-- see docs/CONFORMANCE.md). Speaks the conformance_test_runner protocol on
+-- stdin/stdout:
+--   loop: 4-byte little-endian length, ConformanceRequest bytes
+--         -> 4-byte little-endian length, ConformanceResponse bytes
+-- End of file before a length ends the loop (exit status 0).
+-- Requests and responses are decoded/encoded with protolua itself.
+-- Only binary in, binary out is tested; everything else is `skipped`.
+
+local protolua = require('protolua')
+
+assert(CONFORMANCE_FDS, 'CONFORMANCE_FDS not set')
+local schema = protolua.load(CONFORMANCE_FDS)
+local Request = schema:message('conformance.ConformanceRequest')
+local Response = schema:message('conformance.ConformanceResponse')
+local FailureSet = schema:message('conformance.FailureSet')
+
+local stdin, stdout, stderr = io.stdin, io.stdout, io.stderr
+stdout:setvbuf('full')
+
+local byte, char, floor = string.byte, string.char, math.floor
+
+local function read_u32le()
+    local s = stdin:read(4)
+    if s == nil or #s == 0 then
+        return nil -- clean end of file
+    end
+    if #s < 4 then
+        error('truncated length prefix (' .. #s .. ' bytes)')
+    end
+    local a, b, c, d = byte(s, 1, 4)
+    return a + b * 0x100 + c * 0x10000 + d * 0x1000000
+end
+
+local function u32le(n)
+    return char(n % 0x100, floor(n / 0x100) % 0x100, floor(n / 0x10000) % 0x100, floor(n / 0x1000000) % 0x100)
+end
+
+-- Message handles by full name; false for names the schema doesn't have.
+local handles = {}
+local function handle_of(name)
+    local h = handles[name]
+    if h == nil then
+        local ok, res = pcall(schema.message, schema, name)
+        h = ok and res or false
+        handles[name] = h
+    end
+    return h
+end
+
+local function handle(req)
+    -- The runner's first request asks which tests the testee expects to
+    -- fail; the failure list is kept on the runner side (--failure_list),
+    -- so the answer is an empty FailureSet.
+    if req.message_type == 'conformance.FailureSet' then
+        return { protobuf_payload = FailureSet:encode({}) }
+    end
+    local out = req.requested_output_format
+    if out ~= 'PROTOBUF' then
+        return { skipped = 'protolua testee: output format ' .. tostring(out or 'UNSPECIFIED') .. ' not supported' }
+    end
+    local payload = req.protobuf_payload
+    if payload == nil then
+        local which = req.json_payload and 'json' or req.jspb_payload and 'jspb' or req.text_payload and 'text'
+            or 'no'
+        return { skipped = 'protolua testee: ' .. which .. ' input not supported' }
+    end
+    local msg = handle_of(req.message_type or '')
+    if not msg then
+        return { skipped = 'protolua testee: unknown message type ' .. tostring(req.message_type) }
+    end
+    local ok, value = pcall(msg.decode, msg, payload)
+    if not ok then
+        return { parse_error = tostring(value) }
+    end
+    local ok2, bytes = pcall(msg.encode, msg, value)
+    if not ok2 then
+        return { serialize_error = tostring(bytes) }
+    end
+    return { protobuf_payload = bytes }
+end
+
+while true do
+    local len = read_u32le()
+    if len == nil then
+        break
+    end
+    local data = len > 0 and stdin:read(len) or ''
+    if data == nil or #data ~= len then
+        error('truncated request: wanted ' .. len .. ' bytes, got ' .. (data and #data or 0))
+    end
+    local ok, req = pcall(Request.decode, Request, data)
+    local resp
+    if not ok then
+        resp = { runtime_error = 'protolua testee: cannot decode ConformanceRequest: ' .. tostring(req) }
+    else
+        local ok2, res = pcall(handle, req)
+        resp = ok2 and res or { runtime_error = 'protolua testee: ' .. tostring(res) }
+    end
+    local ok3, out = pcall(Response.encode, Response, resp)
+    if not ok3 then
+        stderr:write('protolua testee: cannot encode ConformanceResponse: ', tostring(out), '\n')
+        out = Response:encode({ runtime_error = 'protolua testee: cannot encode response' })
+    end
+    stdout:write(u32le(#out), out)
+    stdout:flush()
+end
