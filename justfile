@@ -59,3 +59,7 @@ ci:
 # prints TESTEE=<path> and the pass/fail/skip counts.
 conformance:
     conformance/run.sh
+
+# Differential tests against Python's protobuf (upb): `pip install protobuf` first.
+differential:
+    PROTOLUA_REQUIRE_DIFFERENTIAL=1 cargo test -p protolua --test differential -- --nocapture

@@ -208,7 +208,13 @@ impl DecodeCtx<'_> {
                         }
                         let slot = t + 1 + f.slot as c_int;
                         self.ensure_container(f, t, slot, &mut counts, 0);
-                        self.map_entry(f, r, depth, slot).map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
+                        let kept =
+                            self.map_entry(f, r, depth, slot).map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
+                        if !kept {
+                            // A closed-enum value the enum lacks: the whole
+                            // entry is an unknown field, as protobuf does.
+                            self.note_unknown(&mut run, acc, tag_at, r.position());
+                        }
                     }
                 }
             }
@@ -251,19 +257,26 @@ impl DecodeCtx<'_> {
         acc: c_int,
     ) -> Res {
         self.skip(r, tag, depth)?;
-        if self.keep_unknown {
-            let end = r.position();
-            if run.end == tag_at && run.start != run.end {
-                run.end = end;
-            } else {
-                if run.start != run.end {
-                    // SAFETY: forwarded (acc is the frame's accumulator slot).
-                    unsafe { self.flush_unknown(run, acc) };
-                }
-                *run = UnknownRun { start: tag_at, end };
-            }
-        }
+        // SAFETY: forwarded (acc is the frame's accumulator slot).
+        unsafe { self.note_unknown(run, acc, tag_at, r.position()) };
         Ok(())
+    }
+
+    /// Keep `start..end` of the input as unknown-field bytes.
+    #[inline]
+    unsafe fn note_unknown(&self, run: &mut UnknownRun, acc: c_int, start: usize, end: usize) {
+        if !self.keep_unknown {
+            return;
+        }
+        if run.end == start && run.start != run.end {
+            run.end = end;
+        } else {
+            if run.start != run.end {
+                // SAFETY: forwarded.
+                unsafe { self.flush_unknown(run, acc) };
+            }
+            *run = UnknownRun { start, end };
+        }
     }
 
     /// Append the current run to the accumulator and empty it.
@@ -665,8 +678,10 @@ impl DecodeCtx<'_> {
         Ok(())
     }
 
-    /// One map entry into the map table at `slot`.
-    unsafe fn map_entry(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, slot: c_int) -> Res {
+    /// One map entry into the map table at `slot`. `Ok(false)`: the entry
+    /// was not stored because its value is a closed-enum value the enum
+    /// lacks (the caller keeps it as an unknown field).
+    unsafe fn map_entry(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, slot: c_int) -> Res<bool> {
         let L = self.L;
         let entry = &self.plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
@@ -680,6 +695,7 @@ impl DecodeCtx<'_> {
             let base = ffi::lua_gettop(L);
             ffi::lua_pushnil(L);
             ffi::lua_pushnil(L);
+            let mut unknown_value = false;
             while !er.is_empty() {
                 let tag = er.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
                 let (which, fld) = match tag.field_number() {
@@ -694,6 +710,14 @@ impl DecodeCtx<'_> {
                     self.skip(&mut er, tag, depth + 1)?;
                     continue;
                 }
+                if fld.kind == Kind::Enum && which == base + 2 && self.closed_miss(fld, &er)? {
+                    // Last value wins: an unknown one after a known one too.
+                    unknown_value = true;
+                    ffi::lua_pushnil(L);
+                    ffi::lua_replace(L, base + 2);
+                    self.skip(&mut er, tag, depth + 1)?;
+                    continue;
+                }
                 if fld.kind == Kind::Message && ffi::lua_type(L, which) == ffi::LUA_TTABLE {
                     ffi::lua_pushvalue(L, which);
                     self.sub_message(fld, &mut er, depth + 1, 2, true)?;
@@ -702,10 +726,17 @@ impl DecodeCtx<'_> {
                 }
                 self.value(fld, &mut er, depth + 1, tag.field_number())?;
                 ffi::lua_replace(L, which);
+                if which == base + 2 {
+                    unknown_value = false;
+                }
             }
             if ffi::lua_type(L, base + 1) == ffi::LUA_TNIL {
                 self.push_default(kf, depth + 1)?;
                 ffi::lua_replace(L, base + 1);
+            }
+            if unknown_value && ffi::lua_type(L, base + 2) == ffi::LUA_TNIL {
+                ffi::lua_settop(L, base);
+                return Ok(false);
             }
             if ffi::lua_type(L, base + 2) == ffi::LUA_TNIL {
                 self.push_default(vf, depth + 1)?;
@@ -713,7 +744,7 @@ impl DecodeCtx<'_> {
             }
             ffi::lua_rawset(L, slot);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// Push the proto3 zero value of a map key/value field that was absent.

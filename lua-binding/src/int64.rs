@@ -142,7 +142,15 @@ unsafe fn push_cdata(L: *mut lua_State, helpers: c_int, ctor: i64, bits: u64) {
     // no arguments makes a zeroed scalar cdata whose payload `lua_topointer`
     // returns (8 bytes, 8-aligned); we overwrite it with the value.
     unsafe {
-        lua::rawgeti(L, helpers, ctor);
+        if lua::rawgeti(L, helpers, ctor) == ffi::LUA_TNIL {
+            // No ffi library in this state (the helper chunk could not load
+            // it): a decimal string, which encode takes back unchanged.
+            ffi::lua_pop(L, 1);
+            let mut buf = [0u8; 20];
+            let s = if ctor == 1 { fmt_i64(bits as i64, &mut buf) } else { fmt_u64(bits, &mut buf) };
+            lua::push_bytes(L, s);
+            return;
+        }
         ffi::lua_call(L, 0, 1);
         let p = ffi::lua_topointer(L, -1) as *mut u64;
         p.write_unaligned(bits);

@@ -149,3 +149,15 @@ T.test('load: an unknown syntax is an error, not a crash', function()
     local fds = unhex('0a190a07782e70726f746f12017822030a014d620670726f746f34') -- syntax = "proto4"
     T.raises('protolua: load: unknown syntax "proto4"', function() return protolua.load(fds) end)
 end)
+
+T.test('proto2 closed enum in a map value: the whole entry goes to the unknown fields', function()
+    local C = protolua.load_file(FIXTURES .. '/descriptors/conformance.fds')
+    local M = 'protobuf_test_messages.proto2.TestAllTypesProto2'
+    local bin = unhex('9803b960 ca04050a016b1063') -- field 19 = 12345, map_string_nested_enum { k = 99 }
+    local t = C:decode(M, bin)
+    T.eq(next(t.map_string_nested_enum or {}), nil)
+    T.eq(T.hex(protolua.unknown(t)), hx('9803b960 ca04050a016b1063'))
+    T.eq(C:encode(M, t), bin)
+    -- a known value is stored
+    T.eq(C:decode(M, unhex('ca04050a016b1001')).map_string_nested_enum, { k = 'BAR' })
+end)
