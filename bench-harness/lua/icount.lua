@@ -7,11 +7,13 @@ local protolua = require('protolua')
 local FIX = os.getenv('PROTOLUA_FIXTURES') or 'fixtures'
 local M = dofile(FIX .. '/matrix.lua')
 local which, label, op, n = arg[2], arg[3], arg[4], tonumber(arg[5])
+-- ICOUNT_LOAD_OPTS: a Lua table literal of load options, e.g. "{ serialize = true }".
+local opts = assert(loadstring('return ' .. (os.getenv('ICOUNT_LOAD_OPTS') or 'nil')))()
 local s, Msg, t
 if which == 'person' then
-  s = protolua.load_file(FIX .. '/descriptors/hello.fds'); Msg = s:message('hello.Person'); t = M.person(label)
+  s = protolua.load_file(FIX .. '/descriptors/hello.fds', opts); Msg = s:message('hello.Person'); t = M.person(label)
 else
-  s = protolua.load_file(FIX .. '/descriptors/proto2_basic.fds'); Msg = s:message('proto2_basic.BenchPayload'); t = M.bench(label)
+  s = protolua.load_file(FIX .. '/descriptors/proto2_basic.fds', opts); Msg = s:message('proto2_basic.BenchPayload'); t = M.bench(label)
 end
 local b = Msg:encode(t)
 if op == 'encode' then for _ = 1, n do Msg:encode(t) end else for _ = 1, n do Msg:decode(b) end end
