@@ -51,6 +51,18 @@ miri:
 nostd:
     cargo build -p pbwire --no-default-features --target thumbv7em-none-eabihf
 
+# Build the Tarantool rock into ./.rocks (tt on 3.x, tarantoolctl on 2.x).
+rock:
+    if command -v tt >/dev/null; then tt rocks make protolua-scm-1.rockspec; else tarantoolctl rocks make protolua-scm-1.rockspec; fi
+
+# The Lua suite through rock-installed modules: tarantool, luajit, lua5.1, lua5.4.
+test-rocks:
+    rock/test.sh
+
+# Instructions per op for each matrix cell, per git revision (`.` = working tree).
+icount +revs=". HEAD":
+    bench-harness/icount.sh {{revs}}
+
 # What CI runs.
 ci:
     .ci/run

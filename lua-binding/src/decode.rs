@@ -12,6 +12,7 @@ use std::os::raw::c_int;
 use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
 
 use crate::error::{CodecError, ErrSlot, ErrorKind, Fail};
+use crate::host::ModuleState;
 use crate::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
 use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
@@ -55,6 +56,13 @@ pub struct DecodeCtx<'a> {
     pub empty: bool,
     /// Defaults for absent singular fields.
     pub defaults: DefaultsMode,
+    /// Stack indices of the `__serialize = 'seq'`/`'map'` metatables given
+    /// to new arrays and maps/messages (option `serialize`); 0 when off.
+    pub seq_mt: c_int,
+    /// See `seq_mt`.
+    pub map_mt: c_int,
+    /// State shared with the module (Tarantool API, unknown-store flag).
+    pub module: &'a ModuleState,
 }
 
 /// Slot of the key table that caches the defaults tables (built on first use).
@@ -62,11 +70,14 @@ const KEYS_DEFAULTS_CACHE: i64 = 0;
 
 /// The unknown-field bytes of the message being decoded: the current run of
 /// adjacent spans (`start..end` in the input), appended to the frame's
-/// accumulator slot when a known field breaks the run.
+/// accumulator slot when a known field breaks the run. `in_acc` records that
+/// the accumulator holds a string, so a message without unknown fields pays
+/// no Lua API call to find out.
 #[derive(Clone, Copy, Default)]
 struct UnknownRun {
     start: usize,
     end: usize,
+    in_acc: bool,
 }
 
 type Res<T = ()> = Result<T, Fail>;
@@ -108,6 +119,9 @@ impl DecodeCtx<'_> {
             }
             if !merge {
                 ffi::lua_createtable(L, 0, plan.fields.len().min(MAX_PRESIZE) as c_int);
+                if self.map_mt != 0 {
+                    self.set_mt(-1, self.map_mt);
+                }
             }
             let t = ffi::lua_gettop(L);
             // Slots: t+1..=t+n_slots repeated/map containers, then the
@@ -236,7 +250,7 @@ impl DecodeCtx<'_> {
             if self.defaults != DefaultsMode::None && !plan.is_map_entry {
                 self.apply_defaults(mi, plan, t);
             }
-            if ffi::lua_type(L, acc) == ffi::LUA_TSTRING {
+            if run.in_acc {
                 self.store_unknown(t, acc, merge);
             }
             ffi::lua_settop(L, t);
@@ -275,7 +289,8 @@ impl DecodeCtx<'_> {
                 // SAFETY: forwarded.
                 unsafe { self.flush_unknown(run, acc) };
             }
-            *run = UnknownRun { start, end };
+            run.start = start;
+            run.end = end;
         }
     }
 
@@ -283,17 +298,17 @@ impl DecodeCtx<'_> {
     #[cold]
     unsafe fn flush_unknown(&self, run: &mut UnknownRun, acc: c_int) {
         // SAFETY: the run lies inside the input (it was read from it).
-        unsafe { self.append_unknown(&self.input[run.start..run.end], acc) };
+        unsafe { self.append_unknown(&self.input[run.start..run.end], run, acc) };
         run.start = run.end;
     }
 
     /// Append `bytes` to the accumulator string at `acc`.
     #[cold]
-    unsafe fn append_unknown(&self, bytes: &[u8], acc: c_int) {
+    unsafe fn append_unknown(&self, bytes: &[u8], run: &mut UnknownRun, acc: c_int) {
         let L = self.L;
         // SAFETY: `acc` is the frame's reserved slot; two free slots.
         unsafe {
-            if ffi::lua_type(L, acc) == ffi::LUA_TSTRING {
+            if run.in_acc {
                 ffi::lua_pushvalue(L, acc);
                 lua::push_bytes(L, bytes);
                 ffi::lua_concat(L, 2);
@@ -302,6 +317,7 @@ impl DecodeCtx<'_> {
             }
             ffi::lua_replace(L, acc);
         }
+        run.in_acc = true;
     }
 
     /// `store[t] = acc` (after what `t` already had, when merging).
@@ -330,6 +346,7 @@ impl DecodeCtx<'_> {
             ffi::lua_pushvalue(L, acc);
             ffi::lua_rawset(L, store);
             ffi::lua_pop(L, 1);
+            self.module.unknown_stored.set(true);
         }
     }
 
@@ -354,10 +371,14 @@ impl DecodeCtx<'_> {
             if lua::rawgeti(L, cache, slot) != ffi::LUA_TTABLE {
                 ffi::lua_pop(L, 1);
                 self.build_defaults(plan);
-                // stack: cache, D; make mt = { __index = D }
-                ffi::lua_createtable(L, 0, 1);
+                // stack: cache, D; make mt = { __index = D, __serialize =
+                // 'map' } (the latter for Tarantool's serializers).
+                ffi::lua_createtable(L, 0, 2);
                 lua::push_bytes(L, b"__index");
                 ffi::lua_pushvalue(L, -3);
+                ffi::lua_rawset(L, -3);
+                lua::push_bytes(L, b"__serialize");
+                lua::push_bytes(L, b"map");
                 ffi::lua_rawset(L, -3);
                 lua::rawseti(L, cache, slot + 1);
                 ffi::lua_pushvalue(L, -1);
@@ -428,6 +449,9 @@ impl DecodeCtx<'_> {
                     ffi::lua_pop(L, 1);
                     self.push_key(f.key_id);
                     ffi::lua_createtable(L, 0, 0);
+                    if self.seq_mt != 0 {
+                        self.set_mt(-1, if f.card == Card::Map { self.map_mt } else { self.seq_mt });
+                    }
                     ffi::lua_rawset(L, t);
                 } else {
                     ffi::lua_pop(L, 1);
@@ -520,7 +544,7 @@ impl DecodeCtx<'_> {
                     let mut w = [0u8; 20];
                     w[..nt].copy_from_slice(&tag[..nt]);
                     w[nt..nt + nv].copy_from_slice(&val[..nv]);
-                    self.append_unknown(&w[..nt + nv], acc);
+                    self.append_unknown(&w[..nt + nv], run, acc);
                 }
             }
         }
@@ -603,6 +627,9 @@ impl DecodeCtx<'_> {
             }
             let (narr, nrec) = if f.card == Card::Map { (0, presize) } else { (presize, 0) };
             ffi::lua_createtable(self.L, narr.min(1 << 26) as c_int, nrec as c_int);
+            if self.seq_mt != 0 {
+                self.set_mt(-1, if f.card == Card::Map { self.map_mt } else { self.seq_mt });
+            }
             ffi::lua_replace(self.L, slot);
             self.push_key(f.key_id);
             ffi::lua_pushvalue(self.L, slot);
@@ -767,11 +794,29 @@ impl DecodeCtx<'_> {
         Ok(())
     }
 
+    /// Give the table at `idx` the metatable at `mt` (option `serialize`).
+    #[inline(always)]
+    unsafe fn set_mt(&self, idx: c_int, mt: c_int) {
+        // SAFETY: one free slot; `mt` holds a table (decode_with put it there).
+        unsafe {
+            ffi::lua_pushvalue(self.L, mt);
+            ffi::lua_setmetatable(self.L, if idx < 0 { idx - 1 } else { idx });
+        }
+    }
+
     /// Push a 64-bit integer (bits `v`) as the `int64` option says.
     #[inline(always)]
     unsafe fn push_64(&self, v: u64, signed: bool) {
         // SAFETY: one free slot (two for cdata), reserved by the frame.
         unsafe {
+            if let Some(tt) = &self.module.tarantool {
+                match self.int64 {
+                    Int64Mode::Auto if signed => return tt.push_i64(self.L, v as i64),
+                    Int64Mode::Auto => return tt.push_u64(self.L, v),
+                    Int64Mode::Cdata => return tt.push_cdata(self.L, v, signed),
+                    _ => {}
+                }
+            }
             if self.int64 == Int64Mode::Auto {
                 if signed {
                     int64::push_i64(self.L, v as i64, self.helpers)

@@ -15,8 +15,8 @@ use std::os::raw::c_int;
 use pbwire::{Tag, WireType, Writer, utf8, zigzag};
 
 use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, ShortStr, lua_type_name};
+use crate::host::{Cdata, ModuleState};
 use crate::int64;
-#[cfg(feature = "luajit")]
 use crate::int64::CdataInt;
 use crate::lua::{self, NumInt, ffi, lua_State};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
@@ -87,6 +87,8 @@ pub struct EncodeCtx<'a> {
     pub utf8: bool,
     /// Absolute index of the unknown-field store, 0 when it is empty.
     pub unknown: c_int,
+    /// State shared with the module (Tarantool API).
+    pub module: &'a ModuleState,
 }
 
 type Res<T = ()> = Result<T, Fail>;
@@ -143,6 +145,12 @@ impl EncodeCtx<'_> {
                     continue;
                 }
                 present += 1;
+                if ty == lua::LUA_TCDATA && self.is_null(-1) {
+                    // box.NULL / msgpack.NULL: absent.
+                    ffi::lua_pop(L, 1);
+                    missing_required |= f.required;
+                    continue;
+                }
                 if f.oneof != NO_ONEOF
                     && let Err(e) = self.check_oneof(mi, plan, t, fi, &mut oneof_set)
                 {
@@ -175,6 +183,31 @@ impl EncodeCtx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Is the cdata at `v` a NULL pointer (`box.NULL`)?
+    #[cold]
+    unsafe fn is_null(&self, v: c_int) -> bool {
+        // SAFETY: forwarded; the value is a cdata.
+        unsafe { self.read_cdata(v) == CdataInt::Null }
+    }
+
+    /// Classify the cdata at `v`: Tarantool's C API when there, else the
+    /// portable Lua classifier.
+    #[cold]
+    unsafe fn read_cdata(&self, v: c_int) -> CdataInt {
+        // SAFETY: the value at `v` is a cdata; 3 free slots (frame reserve).
+        unsafe {
+            if let Some(tt) = &self.module.tarantool {
+                match tt.read(self.L, v) {
+                    Cdata::I64(i) => return CdataInt::I64(i),
+                    Cdata::U64(u) => return CdataInt::U64(u),
+                    Cdata::Null => return CdataInt::Null,
+                    Cdata::Unknown => {}
+                }
+            }
+            int64::read_cdata(self.L, lua::absindex(self.L, v), self.helpers)
+        }
     }
 
     /// The error naming every absent `required` field of `t`.
@@ -594,11 +627,10 @@ impl EncodeCtx<'_> {
                         }
                     }
                 }
-                #[cfg(feature = "luajit")]
-                ffi::LUA_TCDATA => match int64::read_cdata(L, v, self.helpers) {
+                lua::LUA_TCDATA => match self.read_cdata(v) {
                     CdataInt::I64(i) => (i as i128, false),
                     CdataInt::U64(u) => (u as i128, false),
-                    CdataInt::Other => return Err(self.err.set(wrong("integer", ty))),
+                    CdataInt::Null | CdataInt::Other => return Err(self.err.set(wrong("integer", ty))),
                 },
                 _ => return Err(self.err.set(wrong(if wide { "integer or decimal string" } else { "integer" }, ty))),
             }

@@ -26,6 +26,7 @@ local i64, u64 = ffi.typeof('int64_t'), ffi.typeof('uint64_t')
 local istype = ffi.istype
 return { i64, u64, function(v)
     if istype(i64, v) then return 1 elseif istype(u64, v) then return 2 end
+    if v == nil then return 3 end -- a NULL pointer (box.NULL, msgpack.NULL)
     return 0
 end }
 "#;
@@ -164,6 +165,8 @@ pub enum CdataInt {
     I64(i64),
     /// `uint64_t`.
     U64(u64),
+    /// A NULL pointer (`box.NULL`).
+    Null,
     /// Some other cdata.
     Other,
 }
@@ -196,6 +199,7 @@ pub unsafe fn read_cdata(L: *mut lua_State, idx: c_int, helpers: c_int) -> Cdata
         match class {
             1 => CdataInt::I64(p.read_unaligned() as i64),
             2 => CdataInt::U64(p.read_unaligned()),
+            3 => CdataInt::Null,
             _ => CdataInt::Other,
         }
     }

@@ -14,6 +14,7 @@
 //! | [`encode`] | Lua table → bytes |
 //! | [`unknown`] | the side store of unknown-field bytes, `protolua.unknown` |
 //! | [`int64`] | 64-bit integers across Lua flavours |
+//! | [`host`] | Tarantool's exported C API (dlsym), state shared by a module's schemas |
 //! | [`error`] | heap-free codec errors and raising them |
 //! | [`lua`] | thin helpers over the raw C API |
 //! | [`schema`] | schema userdata, `load`, schema methods |
@@ -31,6 +32,7 @@ pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod features;
+pub mod host;
 pub mod int64;
 pub mod lua;
 pub mod message_api;
@@ -69,6 +71,7 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
         push_int64_helpers(L);
         let helpers = ffi::lua_gettop(L);
         unknown::create_store(L, helpers);
+        host::create(L, helpers);
         lua::push_bytes(L, b"unknown");
         ffi::lua_pushvalue(L, helpers);
         ffi::lua_pushcclosure(L, unknown::unknown_of, 1);

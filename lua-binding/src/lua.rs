@@ -9,6 +9,9 @@ use std::os::raw::{c_int, c_void};
 
 pub use mlua::ffi::{self, lua_State};
 
+/// LuaJIT's type tag for cdata (no PUC Lua type has this number).
+pub const LUA_TCDATA: c_int = 10;
+
 /// True when built for LuaJIT.
 pub const IS_LUAJIT: bool = cfg!(feature = "luajit");
 

@@ -119,8 +119,8 @@ pub unsafe fn encode_with(
     // stack above every index the walk uses.
     let (t, store) = unsafe {
         let t = lua::absindex(L, t);
-        let store = if ffi::lua_type(L, t) == ffi::LUA_TTABLE {
-            crate::unknown::push_store_if_nonempty(L, helpers)
+        let store = if inner.module.unknown_stored.get() && ffi::lua_type(L, t) == ffi::LUA_TTABLE {
+            crate::unknown::push_store(L, helpers)
         } else {
             None
         };
@@ -137,6 +137,7 @@ pub unsafe fn encode_with(
         utf8: o.utf8,
         unknown: store.unwrap_or(0),
         err: crate::error::ErrSlot::new(),
+        module: &inner.module,
     };
     // SAFETY: no Lua error can be raised while `bufs` is borrowed (see the
     // encode module); the busy flag routes a re-entrant encode (from a
@@ -229,6 +230,13 @@ pub unsafe fn decode_with(
         }
         let o = call_options(L, inner, opts, "decode");
         let bytes = lua::string_bytes(L, s);
+        let (seq_mt, map_mt) = if o.serialize {
+            lua::rawgeti(L, helpers, crate::host::HELPER_SEQ_MT);
+            lua::rawgeti(L, helpers, crate::host::HELPER_MAP_MT);
+            (ffi::lua_gettop(L) - 1, ffi::lua_gettop(L))
+        } else {
+            (0, 0)
+        };
         let ctx = DecodeCtx {
             L,
             plans: &inner.plans,
@@ -244,6 +252,9 @@ pub unsafe fn decode_with(
             utf8: o.utf8,
             empty: o.empty,
             defaults: o.defaults,
+            seq_mt,
+            map_mt,
+            module: &inner.module,
         };
         match ctx.decode_root(msg) {
             Ok(()) => 1,

@@ -18,6 +18,7 @@ use std::rc::Rc;
 use crate::compile::compile_descriptor_set;
 use crate::encode::EncodeBuffers;
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
+use crate::host::{self, ModuleState};
 use crate::int64::Int64Mode;
 use crate::lua::{self, ffi, lua_State, upvalue};
 use crate::message_api::{MessageUd, check_ud, decode_with, encode_with, push_message_metatable};
@@ -43,6 +44,8 @@ pub struct SchemaInner {
     pub busy: Cell<bool>,
     /// Options given at load.
     pub opts: LoadOptions,
+    /// State shared with the module (host API, unknown-store flag).
+    pub module: Rc<ModuleState>,
 }
 
 /// Per-schema options (`protolua.load(bytes, opts)`).
@@ -67,6 +70,9 @@ pub struct LoadOptions {
     pub empty: bool,
     /// What decode does for absent singular fields (`defaults`).
     pub defaults: DefaultsMode,
+    /// Give decoded messages, maps and repeated fields Tarantool's
+    /// serializer metatables (`serialize`; default on inside Tarantool).
+    pub serialize: bool,
 }
 
 /// Option `defaults = 'none'|'values'|'metatable'`.
@@ -95,6 +101,7 @@ impl Default for LoadOptions {
             utf8: true,
             empty: false,
             defaults: DefaultsMode::None,
+            serialize: false,
         }
     }
 }
@@ -116,7 +123,7 @@ pub unsafe extern "C-unwind" fn load(L: *mut lua_State) -> c_int {
             let got = type_name(L, 1);
             raise_fmt(L, format_args!("load: expected the bytes of a FileDescriptorSet, got {got}"))
         }
-        let opts = read_options(L, 2, LoadOptions::default(), "load");
+        let opts = read_options(L, 2, base_options(L), "load");
         let bytes = lua::string_bytes(L, 1);
         push_schema(L, bytes, opts)
     }
@@ -134,7 +141,7 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
             let got = type_name(L, 1);
             raise_fmt(L, format_args!("load_file: expected a path, got {got}"))
         }
-        let opts = read_options(L, 2, LoadOptions::default(), "load_file");
+        let opts = read_options(L, 2, base_options(L), "load_file");
         let path = lua::string_bytes(L, 1);
         let path = String::from_utf8_lossy(path).into_owned();
         let read = std::fs::read(&path);
@@ -158,6 +165,16 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
             }
         }
     }
+}
+
+/// The defaults of every option in this host (upvalue 2: the helpers).
+///
+/// # Safety
+/// Called from `load`/`load_file` with their upvalues; one free slot.
+unsafe fn base_options(L: *mut lua_State) -> LoadOptions {
+    // SAFETY: upvalue 2 is the helper table.
+    let module = unsafe { host::get(L, upvalue(2)) };
+    LoadOptions { serialize: module.serialize_default(), ..LoadOptions::default() }
 }
 
 /// Read an options table at `idx` (optional) over `base`; `what` names the
@@ -190,6 +207,7 @@ pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, wha
                 o.check_required = read_bool(L, idx, "required", o.check_required, what);
                 o.utf8 = read_bool(L, idx, "utf8", o.utf8, what);
                 o.empty = read_bool(L, idx, "empty", o.empty, what);
+                o.serialize = read_bool(L, idx, "serialize", o.serialize, what);
                 if let Some(i) = read_choice(L, idx, "unknown", &["keep", "drop"], what) {
                     o.keep_unknown = i == 0;
                 }
@@ -283,11 +301,14 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
             .unwrap_or_else(|_| Err("the descriptor set could not be processed (descriptor library panicked)".into()));
         match compiled {
             Ok(plans) => {
+                // No Lua call between taking the Rc and storing it.
+                let module = host::get(L, upvalue(2));
                 (*ud).inner = Some(Rc::new(SchemaInner {
                     plans,
                     bufs: UnsafeCell::new(EncodeBuffers::default()),
                     busy: Cell::new(false),
                     opts,
+                    module,
                 }));
             }
             Err(msg) => {

@@ -8,9 +8,10 @@
 //! kept as slot [`HELPER_UNKNOWN`] of the module's helper table. A table
 //! that is collected drops its entry with it.
 //!
-//! Cost: nothing for messages without unknown fields on decode; on encode,
-//! one emptiness probe of the store per call and, when the store is not
-//! empty, one raw lookup per message table.
+//! Cost: nothing for messages without unknown fields on decode. Encode
+//! looks in the store only once some decode has put bytes there (a flag in
+//! [`crate::host::ModuleState`]); from then on, one raw lookup per message
+//! table.
 
 use std::os::raw::c_int;
 
@@ -36,23 +37,17 @@ pub unsafe fn create_store(L: *mut lua_State, helpers: c_int) {
     }
 }
 
-/// Push the store, or `None` (nothing pushed) when it is empty.
+/// Push the store and return its index (`None`, nothing pushed, if missing).
 ///
 /// # Safety
-/// `L` valid with 3 free slots; `helpers` indexes the helper table.
-pub unsafe fn push_store_if_nonempty(L: *mut lua_State, helpers: c_int) -> Option<c_int> {
-    // SAFETY: raw reads of our own tables.
+/// `L` valid with 1 free slot; `helpers` indexes the helper table.
+pub unsafe fn push_store(L: *mut lua_State, helpers: c_int) -> Option<c_int> {
+    // SAFETY: raw read of our own table.
     unsafe {
         if lua::rawgeti(L, helpers, HELPER_UNKNOWN) != ffi::LUA_TTABLE {
             ffi::lua_pop(L, 1);
             return None;
         }
-        ffi::lua_pushnil(L);
-        if ffi::lua_next(L, -2) == 0 {
-            ffi::lua_pop(L, 1);
-            return None;
-        }
-        ffi::lua_pop(L, 2);
         Some(ffi::lua_gettop(L))
     }
 }

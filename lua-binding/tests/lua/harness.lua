@@ -34,6 +34,18 @@ local function describe(v)
     return tostring(v)
 end
 
+-- t[k], except that 64-bit cdata keys (which Lua hashes by identity) match
+-- an equal cdata or number key.
+local function lookup(t, k)
+    local v = t[k]
+    if v ~= nil or (type(k) ~= 'cdata' and type(k) ~= 'number') then return v end
+    for kk, vv in pairs(t) do
+        local tk = type(kk)
+        if (tk == 'cdata' or (tk == 'number' and type(k) == 'cdata')) and kk == k then return vv end
+    end
+    return nil
+end
+
 local function deep_eq(a, b, path)
     if is_nan(a) and is_nan(b) then return true end
     local ta, tb = type(a), type(b)
@@ -53,11 +65,11 @@ local function deep_eq(a, b, path)
         return false, path .. ': ' .. describe(a) .. ' ~= ' .. describe(b)
     end
     for k, v in pairs(a) do
-        local ok, why = deep_eq(v, b[k], path .. '.' .. tostring(k))
+        local ok, why = deep_eq(v, lookup(b, k), path .. '.' .. tostring(k))
         if not ok then return false, why end
     end
     for k, v in pairs(b) do
-        if a[k] == nil then
+        if lookup(a, k) == nil then
             return false, path .. '.' .. tostring(k) .. ': missing (expected ' .. describe(v) .. ')'
         end
     end
@@ -95,6 +107,15 @@ local function parse_int64(s, unsigned)
         if neg then v = -v end
         return v
     end
+    if not math.tointeger then
+        -- PUC Lua 5.1 (no ffi, no integers): a number when exact, else the
+        -- canonical decimal string, which is what protolua decodes there.
+        local digits = s:sub(i):gsub('^0+(%d)', '%1')
+        if #digits < 16 or (#digits == 16 and digits <= '9007199254740992') then
+            return (neg and -1 or 1) * tonumber(digits)
+        end
+        return (neg and '-' or '') .. digits
+    end
     -- Lua 5.3+: integer arithmetic wraps, which gives the two's-complement
     -- reading of uint64 values >= 2^63 (the Lua convention).
     local v = math.tointeger(0)
@@ -103,10 +124,15 @@ local function parse_int64(s, unsigned)
     return v
 end
 
+-- Inside Tarantool, decode follows Tarantool's msgpack: ask it.
+local tarantool_msgpack = rawget(_G, 'box') and require('msgpack')
+
 --- The int64 whose decimal form is `s`, as protolua decodes it: a number when
---- |v| <= 2^53, else cdata<int64_t> (LuaJIT) or a native integer (5.3+).
+--- |v| <= 2^53, else cdata<int64_t> (LuaJIT) or a native integer (5.3+);
+--- inside Tarantool, whatever Tarantool's msgpack makes of it.
 function T.i64(s)
     local v = parse_int64(s, false)
+    if tarantool_msgpack then return (tarantool_msgpack.decode(tarantool_msgpack.encode(v))) end
     if is_luajit and v >= NEG_LIMIT_I and v <= LIMIT_I then return tonumber(v) end
     return v
 end
@@ -114,6 +140,7 @@ end
 --- The uint64 whose decimal form is `s` (see `T.i64`).
 function T.u64(s)
     local v = parse_int64(s, true)
+    if tarantool_msgpack then return (tarantool_msgpack.decode(tarantool_msgpack.encode(v))) end
     if is_luajit and v <= LIMIT_U then return tonumber(v) end
     return v
 end

@@ -35,8 +35,10 @@ T.test('option int64: auto, number, string, cdata', function()
     if T.is_luajit then
         T.eq(type(c.f_sint64), 'cdata')
         T.eq(tostring(c.f_sint64), '5LL')
-    else
+    elseif math.type then
         T.eq(math.type(c.f_sint64), 'integer')
+    else
+        T.eq(c.f_sint64, 5, 'PUC Lua 5.1: a number when exact')
     end
     local a = S:decode(A, bin)
     T.eq(a.f_sint64, 5)
@@ -128,4 +130,36 @@ T.test('map entry without a value: an enum defaults to its first declared value'
     local t = S:decode(A, '\234\004\002\008\001')
     T.eq(t.m_int32_color, { [1] = 'COLOR_UNSPECIFIED' })
     T.eq(S:enum('protolua.test.Color').COLOR_NEG, -1)
+end)
+
+T.test('option serialize: __serialize metatables on messages, arrays and maps', function()
+    local P = H:message('hello.Person')
+    local bin = P:encode({ name = 'n', emails = { 'a' }, address = { city = 'c' } })
+    local plain = P:decode(bin)
+    if not box then T.eq(getmetatable(plain), nil, 'off by default outside Tarantool') end
+    local d = P:decode(bin, { serialize = true })
+    T.eq(getmetatable(d).__serialize, 'map', 'message')
+    T.eq(getmetatable(d.emails).__serialize, 'seq', 'repeated')
+    T.eq(getmetatable(d.address).__serialize, 'map', 'nested message')
+    T.eq(d, plain, 'same contents')
+    local m = S:decode(A, S:encode(A, { m_int32 = { [1] = 2 } }), { serialize = true })
+    T.eq(getmetatable(m.m_int32).__serialize, 'map', 'map field')
+    local e = S:decode(A, '', { serialize = true, empty = true })
+    T.eq(getmetatable(e.r_int32).__serialize, 'seq', 'empty repeated')
+    T.eq(getmetatable(e.m_int32).__serialize, 'map', 'empty map')
+    local dm = S:decode(A, '', { serialize = true, defaults = 'metatable' })
+    T.eq(getmetatable(dm).__serialize, 'map', 'defaults metatable serializes as a map')
+    T.eq(dm.f_int32, 0, 'and still gives defaults')
+    T.eq(getmetatable(S:decode(A, '', { defaults = 'metatable', serialize = false })).__serialize, 'map', 'always on the defaults mt')
+    T.eq(getmetatable(protolua.load(fds, { serialize = true }):decode(A, '')).__serialize, 'map', 'per schema')
+    T.raises('decode: serialize must be a boolean', function() return S:decode(A, '', { serialize = 'yes' }) end)
+end)
+
+T.test('a NULL cdata (box.NULL, msgpack.NULL) in an input table means absent', function()
+    if not jit then return end
+    local NULL = require('ffi').cast('void *', 0)
+    local P = H:message('hello.Person')
+    T.eq(P:encode({ name = 'n', age = NULL, emails = NULL }), P:encode({ name = 'n' }), 'scalar and repeated')
+    T.eq(S:encode(A, { f_nested = NULL, m_int32 = NULL, f_int64 = NULL }), '', 'message, map, int64')
+    T.raises('field r_int32[1]', function() return S:encode(A, { r_int32 = { NULL } }) end)
 end)
