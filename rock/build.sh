@@ -19,8 +19,9 @@ command -v cargo >/dev/null || { echo "rock/build.sh: cargo not found on PATH (i
 echo "rock/build.sh: building protolua for $flavor" >&2
 cargo build --release --locked -p protolua --no-default-features --features "$flavor,module"
 mkdir -p target/rock
+out="${CARGO_TARGET_DIR:-target}/release"
 case "$(uname -s)" in
-    Darwin) lib=target/release/libprotolua.dylib ;;
-    *) lib=target/release/libprotolua.so ;;
+    Darwin) lib="$out/libprotolua.dylib" ;;
+    *) lib="$out/libprotolua.so" ;;
 esac
 cp "$lib" target/rock/protolua.so
