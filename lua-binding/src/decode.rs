@@ -118,7 +118,10 @@ impl DecodeCtx<'_> {
                 return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, Some(r.position()))));
             }
             if !merge {
-                ffi::lua_createtable(L, 0, plan.fields.len().min(MAX_PRESIZE) as c_int);
+                // A field takes at least two bytes (tag and value), so a
+                // short body cannot fill a table sized for every field.
+                let presize = plan.fields.len().min(r.remaining() / 2).min(MAX_PRESIZE);
+                ffi::lua_createtable(L, 0, presize as c_int);
                 if self.map_mt != 0 {
                     self.set_mt(-1, self.map_mt);
                 }
