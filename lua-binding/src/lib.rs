@@ -72,6 +72,8 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
         let helpers = ffi::lua_gettop(L);
         unknown::create_store(L, helpers);
         host::create(L, helpers);
+        ffi::lua_pushcfunction(L, lua::copy_bytes);
+        lua::rawseti(L, helpers, lua::HELPER_COPY_BYTES);
         lua::push_bytes(L, b"unknown");
         ffi::lua_pushvalue(L, helpers);
         ffi::lua_pushcclosure(L, unknown::unknown_of, 1);

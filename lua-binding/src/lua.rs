@@ -36,6 +36,43 @@ pub unsafe fn push_bytes(L: *mut lua_State, bytes: &[u8]) {
     }
 }
 
+/// Index of [`copy_bytes`] in the module's helper table.
+pub const HELPER_COPY_BYTES: i64 = 8;
+
+/// A C function `(lightuserdata p, integer n) -> string`: the `n` bytes at
+/// `p` as a Lua string. Kept in the helper table so that
+/// [`push_bytes_protected`] can call it without allocating a closure.
+///
+/// # Safety
+/// Called only by [`push_bytes_protected`], with a pointer to `n` readable bytes.
+pub unsafe extern "C-unwind" fn copy_bytes(L: *mut lua_State) -> c_int {
+    // SAFETY: the caller passes a live buffer and its length.
+    unsafe {
+        let p = ffi::lua_touserdata(L, 1) as *const u8;
+        let n = ffi::lua_tointeger(L, 2) as usize;
+        push_bytes(L, std::slice::from_raw_parts(p, n));
+    }
+    1
+}
+
+/// Push `bytes` as a string in protected mode: an out-of-memory error is
+/// caught, and returned as `false` with the error object pushed instead, so
+/// that the caller can drop the Rust memory it holds before raising it
+/// (`lua_error`). Allocates nothing outside the protected call.
+///
+/// # Safety
+/// `L` valid with 3 free slots; `helpers` indexes the module's helper table.
+pub unsafe fn push_bytes_protected(L: *mut lua_State, helpers: c_int, bytes: &[u8]) -> bool {
+    // SAFETY: rawgeti, pushlightuserdata and pushnumber do not allocate;
+    // copy_bytes reads `bytes` while it is borrowed here.
+    unsafe {
+        rawgeti(L, helpers, HELPER_COPY_BYTES);
+        ffi::lua_pushlightuserdata(L, bytes.as_ptr() as *mut c_void);
+        ffi::lua_pushnumber(L, bytes.len() as f64);
+        ffi::lua_pcall(L, 2, 1, 0) == 0
+    }
+}
+
 /// The bytes of the string at `idx`; the caller has checked `lua_type == LUA_TSTRING`.
 ///
 /// The slice lives as long as the string stays reachable (on the stack or

@@ -147,11 +147,16 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
         let read = std::fs::read(&path);
         match read {
             Ok(data) => {
-                // Anchor the bytes in Lua (slot 3), then drop the Vec.
+                // Anchor the bytes in Lua (slot 3), then drop the Vec. The
+                // copy runs protected: out of memory there is raised only
+                // once the Vec and the path are freed.
                 ffi::lua_settop(L, 2);
-                lua::push_bytes(L, &data);
+                let copied = lua::push_bytes_protected(L, upvalue(2), &data);
                 drop(data);
                 drop(path);
+                if !copied {
+                    ffi::lua_error(L);
+                }
                 let bytes = lua::string_bytes(L, 3);
                 push_schema(L, bytes, opts)
             }

@@ -1,0 +1,212 @@
+//! Lua-state safety: out of memory in the middle of a decode or encode
+//! (a memory-limited allocator, on Lua 5.4; LuaJIT's own allocator cannot
+//! be limited through mlua, which the test reports), independent states in
+//! several threads at once, and 10,000 schemas loaded and dropped. Memory is
+//! checked numerically: `collectgarbage('count')` for Lua and a counting
+//! global allocator for Rust.
+//!
+//! Run on both runtimes: `cargo test -p protolua --test state` (LuaJIT) and
+//! `cargo test -p protolua --no-default-features --features lua54,vendored
+//! --test state`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicIsize, Ordering};
+
+use mlua::Lua;
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting bytes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: same layout contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: `ptr` came from `alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
+        // SAFETY: forwarded contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The heap checks read one process-wide counter: run them one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn new_lua() -> Lua {
+    // SAFETY: the tests need the full standard library (ffi on LuaJIT).
+    let lua = unsafe { Lua::unsafe_new() };
+    // SAFETY: luaopen_protolua follows the lua_CFunction contract.
+    let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }.unwrap();
+    let preload: mlua::Table = lua.globals().get::<mlua::Table>("package").unwrap().get("preload").unwrap();
+    preload.set("protolua", open).unwrap();
+    lua.globals().set("FIXTURES", concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures")).unwrap();
+    lua.load("protolua = require('protolua')").exec().unwrap();
+    lua
+}
+
+const OOM_SETUP: &str = r#"
+local s = protolua.load_file(FIXTURES .. '/descriptors/hello.fds')
+P = s:message('hello.Person')
+big = { name = string.rep('n', 300), age = 7, emails = {}, address = { street = 's', city = 'c', zip = 'z' },
+        lucky_numbers = {} }
+for i = 1, 300 do big.emails[i] = 'user' .. i .. '@example.com'; big.lucky_numbers[i] = i * 7 end
+big_bytes = P:encode(big)
+function same(a, b)
+    if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
+    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
+end
+-- One attempt under the current limit: each call either works or fails
+-- with a memory error (or, for decode, a protolua error that could not be
+-- formatted for lack of memory, which is also a memory error).
+function attempt()
+    local ok, e = pcall(P.decode, P, big_bytes)
+    if not ok and not tostring(e):find('memory') then error('decode: unexpected error: ' .. tostring(e)) end
+    local ok2, e2 = pcall(P.encode, P, big)
+    if not ok2 and not tostring(e2):find('memory') then error('encode: unexpected error: ' .. tostring(e2)) end
+    return (ok and 1 or 0) + (ok2 and 2 or 0)
+end
+function check_working()
+    assert(same(P:decode(big_bytes), big), 'decode after OOM')
+    assert(P:encode(big) == big_bytes, 'encode after OOM')
+    assert(P:encode({ name = 'x' }) == '\10\1x', 'small encode after OOM')
+end
+"#;
+
+#[test]
+fn out_of_memory_mid_decode_or_encode_leaks_nothing_and_the_state_keeps_working() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lua = new_lua();
+    lua.load(OOM_SETUP).exec().unwrap();
+    if lua.set_memory_limit(0).is_err() {
+        eprintln!("memory limits are not available for this Lua (LuaJIT's allocator): OOM test skipped");
+        return;
+    }
+    let attempt_fn: mlua::Function = lua.globals().get("attempt").unwrap();
+    let attempt = |limit: usize| -> u32 {
+        lua.gc_collect().unwrap();
+        lua.set_memory_limit(limit).unwrap();
+        let r = attempt_fn.call::<u32>(());
+        lua.set_memory_limit(0).unwrap();
+        let r = match r {
+            Ok(r) => r,
+            // So little room that the call itself (outside the pcalls) failed.
+            Err(mlua::Error::MemoryError(_)) => 0,
+            Err(e) => panic!("limit {limit}: {e}"),
+        };
+        lua.load("check_working()").exec().unwrap();
+        r
+    };
+    // Limits from "no room at all" up to "enough": every allocation point in
+    // between fails once somewhere in a sweep.
+    let base = lua.used_memory();
+    let sweep = || {
+        let (mut failed, mut worked) = (0, 0);
+        for extra in (0..96 * 1024).step_by(256) {
+            match attempt(base + extra) {
+                3 => worked += 1,
+                _ => failed += 1,
+            }
+        }
+        (failed, worked)
+    };
+    // The first sweeps are the warm-up (interned strings, buffers, caches,
+    // the string table's size; measured on LuaJIT: memory stops moving
+    // after the second or third); the next must leave memory where it was.
+    for _ in 0..3 {
+        sweep();
+    }
+    lua.gc_collect().unwrap();
+    lua.gc_collect().unwrap();
+    let (lua0, rust0) = (lua.used_memory(), LIVE.load(Ordering::Relaxed));
+    let (failed, worked) = sweep();
+    assert!(failed > 50, "the sweep should hit out-of-memory often (failed {failed})");
+    assert!(worked > 0, "the sweep should reach a limit where both calls work");
+    lua.gc_collect().unwrap();
+    lua.gc_collect().unwrap();
+    let (lua1, rust1) = (lua.used_memory(), LIVE.load(Ordering::Relaxed));
+    eprintln!(
+        "OOM sweep: {failed} limits failed, {worked} worked; Lua {lua0} -> {lua1} B, Rust heap {rust0} -> {rust1} B"
+    );
+    assert!(lua1 < lua0 + 16 * 1024, "Lua heap grew by {} B", lua1 as isize - lua0 as isize);
+    assert!(rust1 - rust0 < 16 * 1024, "Rust heap grew by {} B", rust1 - rust0);
+}
+
+const THREAD_BODY: &str = r#"
+local hello = protolua.load_file(FIXTURES .. '/descriptors/hello.fds')
+local p2 = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds')
+local P, B = hello:message('hello.Person'), p2:message('proto2_basic.BenchPayload')
+local id = ...
+for i = 1, 20000 do
+    local t = { name = 'thread' .. id, age = i, emails = { tostring(id), tostring(i) } }
+    local d = P:decode(P:encode(t))
+    assert(d.name == t.name and d.age == i and d.emails[2] == tostring(i), 'thread ' .. id .. ' Person ' .. i)
+    local b = B:decode(B:encode({ id = id * 100000 + i, name = 'b' .. i }))
+    assert(b.id == id * 100000 + i and b.name == 'b' .. i, 'thread ' .. id .. ' BenchPayload ' .. i)
+end
+return id
+"#;
+
+#[test]
+fn independent_states_in_several_threads_do_not_interfere() {
+    let threads: Vec<_> = (1..=4)
+        .map(|id: u32| {
+            std::thread::spawn(move || {
+                let lua = new_lua();
+                lua.load(THREAD_BODY).call::<u32>(id).unwrap()
+            })
+        })
+        .collect();
+    for (i, t) in threads.into_iter().enumerate() {
+        assert_eq!(t.join().expect("thread panicked"), i as u32 + 1);
+    }
+}
+
+const SCHEMAS: &str = r#"
+local f = assert(io.open(FIXTURES .. '/descriptors/proto2_basic.fds', 'rb'))
+fds = f:read('*a')
+f:close()
+function load_drop(n)
+    for i = 1, n do
+        local s = protolua.load(fds)
+        local B = s:message('proto2_basic.BenchPayload')
+        assert(B:decode(B:encode({ id = i, name = 'x' })).id == i)
+        if i % 100 == 0 then collectgarbage('collect') end
+    end
+    collectgarbage('collect')
+    collectgarbage('collect')
+    return collectgarbage('count')
+end
+"#;
+
+#[test]
+fn loading_and_dropping_10000_schemas_leaves_memory_flat() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lua = new_lua();
+    lua.load(SCHEMAS).exec().unwrap();
+    let round = |n: u32| -> (f64, isize) {
+        let kb: f64 = lua.load(format!("return load_drop({n})")).eval().unwrap();
+        (kb, LIVE.load(Ordering::Relaxed))
+    };
+    // The first rounds grow the state once (string table, GC pace) and then
+    // stay put: measure after a warm-up of its own size.
+    round(5_000);
+    let (lua0, rust0) = round(5_000);
+    let (lua1, rust1) = round(10_000);
+    eprintln!("10,000 schemas: Lua {lua0:.1} -> {lua1:.1} KB, Rust heap {rust0} -> {rust1} B");
+    assert!(lua1 - lua0 < 64.0, "Lua heap grew by {} KB", lua1 - lua0);
+    assert!(rust1 - rust0 < 64 * 1024, "Rust heap grew by {} B", rust1 - rust0);
+}
