@@ -523,10 +523,6 @@ impl DecodeCtx<'_> {
         let e = &self.plans.enums[f.sub as usize];
         let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
         let mut sub = Reader::with_offset(bytes, r.position() - bytes.len());
-        if bytes.is_empty() {
-            // SAFETY: forwarded.
-            unsafe { self.ensure_container(f, t, slot, counts, 0) };
-        }
         while !sub.is_empty() {
             let raw = sub.read_varint().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
             let v = raw as i32;
@@ -691,12 +687,8 @@ impl DecodeCtx<'_> {
             WireType::I64 => run.len() / 8,
             _ => packed::count_packed_varints(run),
         };
-        if run.is_empty() {
-            // An empty run still makes the (empty) array exist.
-            // SAFETY: forwarded.
-            unsafe { self.ensure_container(f, t, slot, counts, 0) };
-            return Ok(());
-        }
+        // An empty run adds no element: the field stays absent (as in
+        // protobuf, and so decode → encode → decode gives the same table).
         while !sub.is_empty() {
             // SAFETY: slot holds the array once next_index ensured it.
             unsafe {

@@ -477,3 +477,11 @@ T.test('api input tables are read raw: __index, __len, __pairs are not consulted
     local d = P:decode(P:encode({ name = 'n' }), { defaults = 'metatable' })
     T.eq(P:encode(d), P:encode({ name = 'n' }), 'a defaults metatable adds nothing to encode')
 end)
+
+T.test('api an empty packed run leaves the repeated field absent (found by fuzzing)', function()
+    local d = AllTypes:decode('\250\1\0') -- r_int32 (31), LEN 0
+    T.eq(d.r_int32, nil, 'absent, so decode -> encode -> decode is stable')
+    T.eq(AllTypes:encode(d), '')
+    T.eq(AllTypes:decode('\250\1\0', { empty = true }).r_int32, {}, 'empty = true still gives {}')
+    T.eq(AllTypes:decode('\250\1\0\250\1\1\7').r_int32, { 7 }, 'a later run still appends')
+end)
