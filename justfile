@@ -27,16 +27,46 @@ bench: bench-wire matrix
 matrix:
     cargo run --release -p protolua-bench
 
+# Draw docs/matrix.svg from bench-harness/results/matrix-*.json (after `just matrix`).
+bench-plot:
+    cargo run --release -p protolua-bench --bin plot
+
+# The matrix on embedded Lua 5.4 (writes results/matrix-lua54.json).
+bench-lua54:
+    cargo run --release -p protolua-bench --no-default-features --features lua54
+
+# The matrix inside tarantool (Debian package) with the rock-installed module,
+# Tarantool's msgpack on the same tables as the reference column.
+bench-tarantool: rock
+    tarantool bench-harness/tarantool/run.lua "$(pwd)"
+
 # pbwire criterion (wall clock, peers in one run) and iai-callgrind (instructions).
 bench-wire:
     cargo bench -p pbwire --bench wire_criterion
     cargo install iai-callgrind-runner --version 0.16.1 --locked
     cargo bench -p pbwire --bench wire_iai
 
+# Instruction counts (wire_iai, icount matrix) vs bench-harness/baseline: fail if > BENCH_CHECK_TOLERANCE % (2) worse.
+bench-check *flags:
+    cargo install iai-callgrind-runner --version 0.16.1 --locked
+    python3 bench-harness/bench_check.py {{flags}}
+
+# Rewrite bench-harness/baseline/instructions.json from this tree (flags: --wire-only, --matrix-only).
+bench-check-update *flags:
+    cargo install iai-callgrind-runner --version 0.16.1 --locked
+    python3 bench-harness/bench_check.py --update {{flags}}
+
 # Fuzz every target for `secs` seconds each (nightly + cargo-fuzz).
 fuzz secs="60":
     cargo install cargo-fuzz --locked
     cd fuzz && for t in wire_reader wire_varint_oracle wire_packed_utf8; do cargo +nightly fuzz run $t -- -max_total_time={{secs}} -max_len=4096; done
+
+# The test suites under AddressSanitizer (nightly). Lua 5.4: Rust and the vendored
+# Lua C code instrumented; LuaJIT: the Rust code (LuaJIT's own build is not).
+sanitize:
+    RUSTFLAGS="-Zsanitizer=address" CFLAGS="-fsanitize=address" CARGO_TARGET_DIR=target/asan-lua54 cargo +nightly test -p protolua --no-default-features --features lua54,vendored --target x86_64-unknown-linux-gnu --tests
+    RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan-luajit cargo +nightly test -p protolua --target x86_64-unknown-linux-gnu --tests
+    RUSTFLAGS="-Zsanitizer=address" CARGO_TARGET_DIR=target/asan-wire cargo +nightly test -p pbwire --target x86_64-unknown-linux-gnu --lib --tests
 
 # pbwire's tests cross-compiled for aarch64 and run under qemu.
 test-aarch64:

@@ -1,7 +1,9 @@
 -- The benchmark matrix (../shared/matrix/MATRIX.md) as a user runs it:
 -- a Lua loop calling Msg:encode(t) / Msg:decode(s). Globals from the host:
 -- FIXTURES, protolua, now() (monotonic seconds), BUDGET (seconds per rep),
--- REPS. Returns an array of result rows.
+-- REPS, rust_allocs() (allocations, bytes so far), and optionally
+-- protolua_floors (the embedded harness) and MSGPACK (Tarantool's msgpack,
+-- timed on the same tables as a reference). Returns an array of rows.
 local M = dofile(FIXTURES .. '/matrix.lua')
 
 local hello = protolua.load_file(FIXTURES .. '/descriptors/hello.fds')
@@ -78,25 +80,67 @@ local function allocs(op, args, msg)
     return (k1 - k0) * 1024 / #args, (n1 - n0) / #args, (b1 - b0) / #args
 end
 
+-- Deep equality of two decoded tables (the decode floor must build the same).
+local function same(a, b)
+    if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
+    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
+end
+
 local rows = {}
 for _, c in ipairs(cells) do
     local bytes = c.msg:encode(c.t)
     assert(#bytes == c.size, string.format('%s %s encodes to %d bytes, the matrix says %d', c.schema, c.label,
         #bytes, c.size))
     local enc, dec = c.msg.encode, c.msg.decode
+    local decoded = dec(c.msg, bytes)
+    local dec_floor, enc_floor
+    if protolua_floors then
+        dec_floor, enc_floor = protolua_floors(decoded)
+        assert(same(dec_floor(nil, bytes), decoded), c.schema .. ' ' .. c.label .. ': decode floor builds another table')
+    end
+    -- Tarantool's msgpack on the same Lua tables: a schema-less C codec.
+    local mp_enc, mp_dec, mp_bytes
+    if MSGPACK then
+        mp_enc = function(_, t) return MSGPACK.encode(t) end
+        mp_dec = function(_, s) return MSGPACK.decode(s) end
+        mp_bytes = MSGPACK.encode(c.t)
+    end
     local vts = variants(c)
     for _, dir in ipairs({ 'encode', 'decode' }) do
-        local op, arg, vargs = enc, c.t, vts
-        if dir == 'decode' then op, arg, vargs = dec, bytes, variant_bytes(c, vts) end
+        local op, arg, vargs, fop, mop, marg = enc, c.t, vts, enc_floor, mp_enc, c.t
+        if dir == 'decode' then
+            op, arg, vargs, fop, mop, marg = dec, bytes, variant_bytes(c, vts), dec_floor, mp_dec, mp_bytes
+        end
         rate(op, arg, c.msg, 0.1) -- warm-up (JIT, caches, buffer growth)
-        local rs = {}
-        for i = 1, REPS do rs[i] = rate(op, arg, c.msg, BUDGET) end
+        if fop then rate(fop, arg, nil, 0.1) end
+        if mop then rate(mop, marg, nil, 0.1) end
+        -- A B A B ...: each repetition times protolua, then the floor
+        -- and/or msgpack, for the same budget.
+        local rs, ratios, mp_ratios = {}, {}, {}
+        for i = 1, REPS do
+            rs[i] = rate(op, arg, c.msg, BUDGET)
+            if fop then ratios[i] = rate(fop, arg, nil, BUDGET) / rs[i] end
+            if mop then mp_ratios[i] = rs[i] / rate(mop, marg, nil, BUDGET) end
+        end
         local med = median(rs)
         local lo, hi = rs[1], rs[#rs]
         local lua_b, rust_n, rust_b = allocs(op, vargs, c.msg)
-        rows[#rows + 1] = { schema = c.schema, label = c.label, dir = dir, size = c.size, msgs = med,
+        local row = { schema = c.schema, label = c.label, dir = dir, size = c.size, msgs = med,
             mbs = med * c.size / 1e6, spread = (hi - lo) / med, lua_bytes = lua_b, rust_allocs = rust_n,
             rust_bytes = rust_b }
+        if fop then
+            row.floor_ratio = median(ratios)
+            row.floor_ratio_spread = (ratios[#ratios] - ratios[1]) / row.floor_ratio
+            row.floor_lua_bytes = allocs(fop, vargs, nil)
+        end
+        if mop then
+            row.msgpack_ratio = median(mp_ratios)
+            row.msgpack_ratio_spread = (mp_ratios[#mp_ratios] - mp_ratios[1]) / row.msgpack_ratio
+            row.msgpack_lua_bytes = allocs(mop, dir == 'decode' and { mp_bytes } or vargs, nil)
+        end
+        rows[#rows + 1] = row
     end
 end
 return rows

@@ -1,30 +1,42 @@
-//! The benchmark matrix runner: embedded vendored LuaJIT, the matrix of
+//! The benchmark matrix runner: embedded vendored LuaJIT (or Lua 5.4 with
+//! `--no-default-features --features lua54`), the matrix of
 //! `../shared/matrix/MATRIX.md` run as a user would (a Lua loop calling
-//! `Msg:encode(t)` / `Msg:decode(s)`), each cell warmed up, then
-//! `REPS` repetitions of at least `BUDGET` seconds; prints the median and
-//! the spread as a markdown table and writes JSON to `bench-harness/results/`.
+//! `Msg:encode(t)` / `Msg:decode(s)`), each cell warmed up, then `REPS`
+//! repetitions of at least `BUDGET` seconds; prints the median and the
+//! spread as a markdown table and writes JSON to `bench-harness/results/`.
 //!
-//! Allocation columns: Lua bytes per op (`collectgarbage('count')` with the
-//! GC stopped, over 64 variants of each cell so every encode makes a new
-//! string) and heap allocations per op (a counting global allocator, which
-//! sees Lua's allocations too: mlua gives Lua a Rust allocator).
+//! Floors ([`floor`]): in every repetition the cell's floor runs right after
+//! protolua for the same budget (A B A B …); the floor ratio is the median
+//! of the per-repetition protolua-time / floor-time ratios.
+//!
+//! Allocation columns, GC stopped, over 64 variants of each cell so that
+//! every encode makes a new string: Lua bytes per op
+//! (`collectgarbage('count')`), and Rust heap allocations and bytes per op.
+//! mlua gives Lua a Rust allocator, so the counting global allocator sees
+//! Lua's objects too; the harness wraps the state's allocator to count
+//! those separately and reports the difference: what Rust code (the codec,
+//! mlua) allocated.
 //!
 //! Environment: `PROTOLUA_BENCH_BUDGET` (seconds per repetition, default
 //! 0.5), `PROTOLUA_BENCH_REPS` (default 3).
 
+// `L` is the Lua state, as in the C API.
+#![allow(non_snake_case)]
+
+mod floor;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
+use std::os::raw::c_void;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use mlua::{Lua, Table};
+use protolua::lua::ffi;
 
 /// The system allocator, counting allocations (and reallocations) and
-/// their bytes: the "heap allocs/op" column. mlua hands Lua a Rust
-/// allocator, so this counts Lua's objects (tables, new strings) as well as
-/// any Rust allocation of the codec: encode at 1/op is the result string
-/// alone, i.e. the codec itself allocates nothing.
+/// their bytes.
 struct Counting;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
@@ -53,6 +65,37 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Lua allocator calls that asked for memory, and their bytes.
+static LUA_ALLOCS: AtomicU64 = AtomicU64::new(0);
+static LUA_ALLOC_BYTES: AtomicU64 = AtomicU64::new(0);
+static LUA_INNER_F: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+static LUA_INNER_UD: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+/// Wraps the state's own allocator, counting what Lua asks for.
+unsafe extern "C" fn counting_lua_alloc(_ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+    if nsize > 0 {
+        LUA_ALLOCS.fetch_add(1, Relaxed);
+        LUA_ALLOC_BYTES.fetch_add(nsize as u64, Relaxed);
+    }
+    // SAFETY: the pointer was the state's lua_Alloc, installed before ours.
+    unsafe {
+        let f: ffi::lua_Alloc = std::mem::transmute(LUA_INNER_F.load(Relaxed));
+        f(LUA_INNER_UD.load(Relaxed), ptr, osize, nsize)
+    }
+}
+
+/// `rust_allocs()`: allocations and bytes made by Rust code so far (the
+/// global count minus what Lua's allocator asked for, when that goes
+/// through the global allocator).
+fn rust_counts(lua_via_rust: bool) -> (f64, f64) {
+    let (n, b) = (ALLOCS.load(Relaxed), ALLOC_BYTES.load(Relaxed));
+    if lua_via_rust {
+        (n.wrapping_sub(LUA_ALLOCS.load(Relaxed)) as f64, b.wrapping_sub(LUA_ALLOC_BYTES.load(Relaxed)) as f64)
+    } else {
+        (n as f64, b as f64)
+    }
+}
+
 fn main() -> mlua::Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let fixtures = root.join("../fixtures").canonicalize().expect("fixtures folder next to bench-harness");
@@ -65,12 +108,30 @@ fn main() -> mlua::Result<()> {
     let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }?;
     let preload: Table = lua.globals().get::<Table>("package")?.get("preload")?;
     preload.set("protolua", open)?;
+    // Count Lua's own allocations: wrap the state's allocator.
+    // SAFETY: swapping the allocator of a state no other thread uses, for
+    // one that forwards every call to it.
+    let lua_via_rust = unsafe {
+        lua.exec_raw::<()>((), |L| {
+            let mut ud = std::ptr::null_mut();
+            let f = ffi::lua_getallocf(L, &mut ud);
+            LUA_INNER_F.store(f as *mut c_void, Relaxed);
+            LUA_INNER_UD.store(ud, Relaxed);
+            ffi::lua_setallocf(L, counting_lua_alloc, ud);
+        })?;
+        // Does Lua's memory come from the global allocator? Make 1000 tables.
+        let before = ALLOCS.load(Relaxed);
+        lua.load("local t = {} for i = 1, 1000 do t[i] = {} end").exec()?;
+        ALLOCS.load(Relaxed) - before >= 1000
+    };
+    lua.globals().set(
+        "protolua_floors",
+        // SAFETY: make_floors follows the lua_CFunction contract.
+        unsafe { lua.create_c_function(floor::make_floors) }?,
+    )?;
     let start = Instant::now();
     lua.globals().set("now", lua.create_function(move |_, ()| Ok(start.elapsed().as_secs_f64()))?)?;
-    lua.globals().set(
-        "rust_allocs",
-        lua.create_function(|_, ()| Ok((ALLOCS.load(Relaxed) as f64, ALLOC_BYTES.load(Relaxed) as f64)))?,
-    )?;
+    lua.globals().set("rust_allocs", lua.create_function(move |_, ()| Ok(rust_counts(lua_via_rust)))?)?;
     lua.globals().set("FIXTURES", fixtures.to_str().expect("utf-8 path"))?;
     lua.globals().set("BUDGET", budget)?;
     lua.globals().set("REPS", reps)?;
@@ -80,9 +141,12 @@ fn main() -> mlua::Result<()> {
     let rows: Table = lua.load(include_str!("../lua/matrix.lua")).set_name("@matrix.lua").eval()?;
     let mut table = String::new();
     let mut json = String::from("[\n");
-    writeln!(table, "| message | size | bytes | direction | msgs/s | MB/s | Lua B/op | heap allocs/op | spread |")
-        .unwrap();
-    writeln!(table, "|---|---|---:|---|---:|---:|---:|---:|---:|").unwrap();
+    writeln!(
+        table,
+        "| message | size | bytes | direction | msgs/s | MB/s | spread | time / floor | ratio spread | Lua B/op | floor Lua B/op | Rust allocs/op | Rust B/op |"
+    )
+    .unwrap();
+    writeln!(table, "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|").unwrap();
     for (i, row) in rows.sequence_values::<Table>().enumerate() {
         let row = row?;
         let schema: String = row.get("schema")?;
@@ -95,10 +159,14 @@ fn main() -> mlua::Result<()> {
         let lua_bytes: f64 = row.get("lua_bytes")?;
         let rust_allocs: f64 = row.get("rust_allocs")?;
         let rust_bytes: f64 = row.get("rust_bytes")?;
+        let ratio: f64 = row.get("floor_ratio")?;
+        let ratio_spread: f64 = row.get("floor_ratio_spread")?;
+        let floor_lua: f64 = row.get("floor_lua_bytes")?;
         writeln!(
             table,
-            "| {schema} | {label} | {size} | {dir} | {msgs:.0} | {mbs:.1} | {lua_bytes:.0} | {rust_allocs:.2} | {:.1} % |",
-            spread * 100.0
+            "| {schema} | {label} | {size} | {dir} | {msgs:.0} | {mbs:.1} | {:.1} % | {ratio:.2} | {:.1} % | {lua_bytes:.0} | {floor_lua:.0} | {rust_allocs:.2} | {rust_bytes:.0} |",
+            spread * 100.0,
+            ratio_spread * 100.0
         )
         .unwrap();
         if i > 0 {
@@ -108,17 +176,22 @@ fn main() -> mlua::Result<()> {
             json,
             "  {{\"message\": \"{schema}\", \"size\": \"{label}\", \"bytes\": {size}, \"direction\": \"{dir}\", \
              \"msgs_per_s\": {msgs:.1}, \"mb_per_s\": {mbs:.3}, \"spread\": {spread:.4}, \
-             \"lua_bytes_per_op\": {lua_bytes:.1}, \"heap_allocs_per_op\": {rust_allocs:.3}, \
-             \"heap_bytes_per_op\": {rust_bytes:.1}}}"
+             \"floor_ratio\": {ratio:.4}, \"floor_ratio_spread\": {ratio_spread:.4}, \
+             \"lua_bytes_per_op\": {lua_bytes:.1}, \"floor_lua_bytes_per_op\": {floor_lua:.1}, \
+             \"rust_allocs_per_op\": {rust_allocs:.3}, \"rust_bytes_per_op\": {rust_bytes:.1}}}"
         )
         .unwrap();
     }
     json.push_str("\n]\n");
-    println!("protolua matrix on {version}: median of {reps} x {budget} s per cell, spread = (max-min)/median\n");
+    println!(
+        "protolua matrix on {version}: median of {reps} x {budget} s per cell, spread = (max-min)/median; \
+         time / floor = median over repetitions of floor msgs/s / protolua msgs/s (A B A B ...)\n"
+    );
     print!("{table}");
     let out = root.join("results");
     std::fs::create_dir_all(&out).expect("results folder");
-    let path = out.join("matrix-luajit.json");
+    let host = if cfg!(feature = "lua54") { "lua54" } else { "luajit" };
+    let path = out.join(format!("matrix-{host}.json"));
     std::fs::write(&path, json).expect("write results");
     println!("\nJSON: {}", path.display());
     Ok(())
