@@ -40,6 +40,10 @@ bench-lua54:
 bench-tarantool: rock
     tarantool bench-harness/tarantool/run.lua "$(pwd)"
 
+# Decode ns/byte of the adversarial shapes at 1 KB..100 MB; flags superlinear ones (docs/ROBUSTNESS.md).
+bench-linear:
+    cargo run --release -p protolua-bench --bin linear
+
 # pbwire criterion (wall clock, peers in one run) and iai-callgrind (instructions).
 bench-wire:
     cargo bench -p pbwire --bench wire_criterion

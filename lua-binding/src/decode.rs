@@ -70,14 +70,16 @@ const KEYS_DEFAULTS_CACHE: i64 = 0;
 
 /// The unknown-field bytes of the message being decoded: the current run of
 /// adjacent spans (`start..end` in the input), appended to the frame's
-/// accumulator slot when a known field breaks the run. `in_acc` records that
-/// the accumulator holds a string, so a message without unknown fields pays
-/// no Lua API call to find out.
+/// accumulator slot when a known field breaks the run. The accumulator
+/// holds nothing (`pieces == 0`), one string, or a table of `pieces`
+/// strings: appending never copies what is already there, so interleaved
+/// unknown fields cost linear time. `pieces` is frame-local, so a message
+/// without unknown fields pays no Lua API call to find out.
 #[derive(Clone, Copy, Default)]
 struct UnknownRun {
     start: usize,
     end: usize,
-    in_acc: bool,
+    pieces: u32,
 }
 
 type Res<T = ()> = Result<T, Fail>;
@@ -111,12 +113,11 @@ impl DecodeCtx<'_> {
             return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(r.position()))));
         }
         // SAFETY: (whole body) every stack index used is `t` or one of the
-        // `n_slots` slots above it, all reserved by lua_checkstack below;
-        // `t` holds a table; raw API calls run no metamethods.
+        // `n_slots` slots above it, all reserved by lua_checkstack below
+        // (the table and its metatable fit in the 9 spare slots the caller
+        // reserved, or the 20 a C function starts with); `t` holds a table;
+        // raw API calls run no metamethods.
         unsafe {
-            if ffi::lua_checkstack(L, plan.n_slots as c_int + 9) == 0 {
-                return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, Some(r.position()))));
-            }
             if !merge {
                 // A field takes at least two bytes (tag and value), so a
                 // short body cannot fill a table sized for every field.
@@ -125,6 +126,11 @@ impl DecodeCtx<'_> {
                 if self.map_mt != 0 {
                     self.set_mt(-1, self.map_mt);
                 }
+            }
+            // Reserve only now: a GC step inside lua_createtable may shrink
+            // LuaJIT's stack down to its top, dropping an earlier reservation.
+            if ffi::lua_checkstack(L, plan.n_slots as c_int + 9) == 0 {
+                return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, Some(r.position()))));
             }
             let t = ffi::lua_gettop(L);
             // Slots: t+1..=t+n_slots repeated/map containers, then the
@@ -253,7 +259,7 @@ impl DecodeCtx<'_> {
             if self.defaults != DefaultsMode::None && !plan.is_map_entry {
                 self.apply_defaults(mi, plan, t);
             }
-            if run.in_acc {
+            if run.pieces != 0 {
                 self.store_unknown(t, acc, merge);
             }
             ffi::lua_settop(L, t);
@@ -305,50 +311,82 @@ impl DecodeCtx<'_> {
         run.start = run.end;
     }
 
-    /// Append `bytes` to the accumulator string at `acc`.
+    /// Append `bytes` to the accumulator at `acc` (see [`UnknownRun`]).
     #[cold]
     unsafe fn append_unknown(&self, bytes: &[u8], run: &mut UnknownRun, acc: c_int) {
         let L = self.L;
-        // SAFETY: `acc` is the frame's reserved slot; two free slots.
+        // SAFETY: `acc` is the frame's reserved slot; three free slots.
         unsafe {
-            if run.in_acc {
-                ffi::lua_pushvalue(L, acc);
-                lua::push_bytes(L, bytes);
-                ffi::lua_concat(L, 2);
-            } else {
-                lua::push_bytes(L, bytes);
+            match run.pieces {
+                0 => {
+                    lua::push_bytes(L, bytes);
+                    ffi::lua_replace(L, acc);
+                }
+                1 => {
+                    ffi::lua_createtable(L, 4, 0);
+                    ffi::lua_pushvalue(L, acc);
+                    lua::rawseti(L, -2, 1);
+                    lua::push_bytes(L, bytes);
+                    lua::rawseti(L, -2, 2);
+                    ffi::lua_replace(L, acc);
+                }
+                n => {
+                    lua::push_bytes(L, bytes);
+                    lua::rawseti(L, acc, n as i64 + 1);
+                }
             }
-            ffi::lua_replace(L, acc);
         }
-        run.in_acc = true;
+        run.pieces += 1;
     }
 
-    /// `store[t] = acc` (after what `t` already had, when merging).
+    /// `store[t] = acc`, after what `t` already had when merging (a
+    /// repeated singular sub-message): then both become one table of
+    /// pieces, appended to in place, so repeated merges stay linear.
     #[cold]
     unsafe fn store_unknown(&self, t: c_int, acc: c_int, merge: bool) {
         let L = self.L;
         // SAFETY: the helper table holds the store (created at luaopen);
-        // three free slots.
+        // four free slots (the frame reserves 9).
         unsafe {
             if lua::rawgeti(L, self.helpers, crate::unknown::HELPER_UNKNOWN) != ffi::LUA_TTABLE {
                 ffi::lua_pop(L, 1);
                 return;
             }
             let store = ffi::lua_gettop(L);
-            if merge {
-                ffi::lua_pushvalue(L, t);
-                if lua::rawget(L, store) == ffi::LUA_TSTRING {
-                    ffi::lua_pushvalue(L, acc);
-                    ffi::lua_concat(L, 2);
-                    ffi::lua_replace(L, acc);
-                } else {
-                    ffi::lua_pop(L, 1);
-                }
-            }
             ffi::lua_pushvalue(L, t);
-            ffi::lua_pushvalue(L, acc);
+            let old = if merge { lua::rawget(L, store) } else { ffi::LUA_TNIL };
+            if !merge {
+                ffi::lua_pushnil(L);
+            }
+            let old_idx = ffi::lua_gettop(L);
+            ffi::lua_pushvalue(L, t);
+            if old == ffi::LUA_TSTRING || old == ffi::LUA_TTABLE {
+                // Merge into a pieces table.
+                if old == ffi::LUA_TTABLE {
+                    ffi::lua_pushvalue(L, old_idx);
+                } else {
+                    ffi::lua_createtable(L, 4, 0);
+                    ffi::lua_pushvalue(L, old_idx);
+                    lua::rawseti(L, -2, 1);
+                }
+                let dst = ffi::lua_gettop(L);
+                let mut n = lua::rawlen(L, dst) as i64;
+                if ffi::lua_type(L, acc) == ffi::LUA_TSTRING {
+                    ffi::lua_pushvalue(L, acc);
+                    n += 1;
+                    lua::rawseti(L, dst, n);
+                } else {
+                    for i in 1..=lua::rawlen(L, acc) as i64 {
+                        lua::rawgeti(L, acc, i);
+                        n += 1;
+                        lua::rawseti(L, dst, n);
+                    }
+                }
+            } else {
+                ffi::lua_pushvalue(L, acc);
+            }
             ffi::lua_rawset(L, store);
-            ffi::lua_pop(L, 1);
+            ffi::lua_settop(L, store - 1);
             self.module.unknown_stored.set(true);
         }
     }
@@ -553,7 +591,16 @@ impl DecodeCtx<'_> {
     /// Skip an unknown (or mistyped) field.
     #[inline]
     fn skip(&self, r: &mut Reader<'_>, tag: Tag, depth: u32) -> Res {
-        r.skip_field(tag, self.max_depth.saturating_sub(depth)).map_err(|e| self.err.set(CodecError::wire(e)))
+        r.skip_field(tag, self.max_depth.saturating_sub(depth)).map_err(|e| {
+            // pbwire counts the levels left; the user set the whole limit.
+            let e = match e.kind() {
+                pbwire::ErrorKind::DepthLimitExceeded(_) => {
+                    CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(e.offset()))
+                }
+                _ => CodecError::wire(e),
+            };
+            self.err.set(e)
+        })
     }
 
     /// In merge mode, put the existing arrays/maps of `t` into their slots.

@@ -176,8 +176,10 @@ impl EncodeCtx<'_> {
             }
             if self.unknown != 0 {
                 ffi::lua_pushvalue(L, t);
-                if lua::rawget(L, self.unknown) == ffi::LUA_TSTRING {
-                    out.w.put_bytes(lua::string_bytes(L, -1));
+                match lua::rawget(L, self.unknown) {
+                    ffi::LUA_TSTRING => out.w.put_bytes(lua::string_bytes(L, -1)),
+                    ffi::LUA_TTABLE => crate::unknown::for_each_piece(L, -1, |b| out.w.put_bytes(b)),
+                    _ => {}
                 }
                 ffi::lua_pop(L, 1);
             }

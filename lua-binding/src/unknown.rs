@@ -52,6 +52,25 @@ pub unsafe fn push_store(L: *mut lua_State, helpers: c_int) -> Option<c_int> {
     }
 }
 
+/// Call `f` with each string of the pieces table at `idx` (as decode
+/// stores interleaved unknown fields), in order.
+///
+/// # Safety
+/// `L` valid with one free slot; `idx` holds a table. Raw reads only: no
+/// Lua error can be raised while `f` runs.
+pub unsafe fn for_each_piece(L: *mut lua_State, idx: c_int, mut f: impl FnMut(&[u8])) {
+    // SAFETY: raw reads of a table we made; each piece is popped after use.
+    unsafe {
+        let idx = lua::absindex(L, idx);
+        for i in 1..=lua::rawlen(L, idx) as i64 {
+            if lua::rawgeti(L, idx, i) == ffi::LUA_TSTRING {
+                f(lua::string_bytes(L, -1));
+            }
+            ffi::lua_pop(L, 1);
+        }
+    }
+}
+
 /// `protolua.unknown(t)`: the raw bytes of `t`'s unknown fields, or nil.
 /// Upvalue 1: the helper table.
 ///
@@ -68,8 +87,22 @@ pub unsafe extern "C-unwind" fn unknown_of(L: *mut lua_State) -> c_int {
             ffi::lua_pushnil(L);
             return 1;
         }
+        let store = ffi::lua_gettop(L);
         ffi::lua_pushvalue(L, 1);
-        lua::rawget(L, -2);
+        if lua::rawget(L, store) == ffi::LUA_TTABLE {
+            // Pieces: join them once (protected, so that out of memory is
+            // raised after the Vec is freed), and keep the string.
+            let mut joined = Vec::new();
+            for_each_piece(L, -1, |b| joined.extend_from_slice(b));
+            let ok = lua::push_bytes_protected(L, upvalue(1), &joined);
+            drop(joined);
+            if !ok {
+                ffi::lua_error(L);
+            }
+            ffi::lua_pushvalue(L, 1);
+            ffi::lua_pushvalue(L, -2);
+            ffi::lua_rawset(L, store);
+        }
         1
     }
 }
