@@ -151,20 +151,27 @@ pub unsafe fn encode_with(
         bufs.w.clear();
         bufs.entries.clear();
         let r = ctx.encode_root(msg, t, bufs);
-        inner.busy.set(false);
         match r {
             Ok(()) => {
-                // lua_pushlstring copies before any GC step can run a
-                // finalizer (5.1/LuaJIT check GC first, 5.4 after), so the
-                // buffer cannot be rewritten under it.
+                // The buffer stays busy while it is copied: LuaJIT runs a GC
+                // step (and so finalizers, which may encode with this very
+                // schema) inside lua_pushlstring before it copies. A nested
+                // encode then takes the temporary-buffer path. (If the push
+                // fails for lack of memory, the flag stays set and later
+                // encodes of this schema use temporary buffers: correct,
+                // only slower.)
                 lua::push_bytes(L, bufs.w.as_slice());
+                inner.busy.set(false);
                 let (len, cap) = (bufs.w.len(), bufs.w.capacity());
                 if cap > (4 << 20) && len < cap / 4 {
                     bufs.w = pbwire::Writer::new();
                 }
                 1
             }
-            Err(e) => e.raise(L, "encode", &inner.plans, msg),
+            Err(e) => {
+                inner.busy.set(false);
+                e.raise(L, "encode", &inner.plans, msg)
+            }
         }
     }
 }
