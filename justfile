@@ -63,7 +63,7 @@ bench-check-update *flags:
 # Fuzz every target for `secs` seconds each (nightly + cargo-fuzz).
 fuzz secs="60":
     cargo install cargo-fuzz --locked
-    cd fuzz && for t in wire_reader wire_varint_oracle wire_packed_utf8; do cargo +nightly fuzz run $t -- -max_total_time={{secs}} -max_len=4096; done
+    cd fuzz && for t in wire_reader wire_varint_oracle wire_packed_utf8 codec_decode codec_encode schema_load; do cargo +nightly fuzz run $t -- -max_total_time={{secs}} -max_len=4096; done
 
 # The test suites under AddressSanitizer (nightly). Lua 5.4: Rust and the vendored
 # Lua C code instrumented; LuaJIT: the Rust code (LuaJIT's own build is not).
