@@ -70,7 +70,7 @@ local function body(data)
     if not ok3 then
         C.fail('re-encoded bytes do not decode: %s\n  %s\n  encoding %s', t2, ctx(), C.hex(bytes))
     end
-    -- Empty arrays and proto3 zero values: see C.normalize (findings).
+    -- Empty maps, proto3 zero values, int64 map defaults: see C.normalize.
     if not C.strict then
         C.normalize(target.schema, target.name, t, opts.int64)
         C.normalize(target.schema, target.name, t2, opts.int64)

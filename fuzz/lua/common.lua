@@ -205,11 +205,11 @@ end
 
 --- Normalise, in place, the decoded message `t` and its sub-messages for
 --- two findings (reported; removed so fuzzing can go on):
----   * a repeated or map field holding an empty table is removed: decode
----     gives `{}` for a zero-length packed run, and for a map whose only
----     entries went to the unknown fields (closed-enum value) when
----     unknown = 'drop', where protobuf sees an absent field and encode
----     writes nothing;
+---   * a map field holding an empty table is removed: decode gives `{}` for
+---     a map whose only entries went to the unknown fields (closed-enum
+---     value) when unknown = 'drop', where protobuf sees an absent field and
+---     encode writes nothing (the same for a zero-length packed run was
+---     fixed in 86cb499; empty = true gives `{}` on both sides);
 ---   * a proto3 implicit-presence field holding its zero value is removed:
 ---     decode gives the value for a zero written on the wire, encode leaves
 ---     zero values out;
@@ -249,10 +249,7 @@ local function strip(schema, name, t, n, seen)
                     end
                 end
             elseif f.label == 'repeated' then
-                if next(v) == nil then
-                    rawset(t, f.name, nil)
-                    n = n + 1
-                elseif f.type == 'message' or f.type == 'group' then
+                if f.type == 'message' or f.type == 'group' then
                     for _, x in ipairs(v) do n = strip(schema, f.type_name, x, n, seen) end
                 end
             elseif f.type == 'message' or f.type == 'group' then
