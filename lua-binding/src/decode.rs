@@ -11,7 +11,7 @@ use std::os::raw::c_int;
 
 use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
 
-use crate::error::{CodecError, ErrSlot, ErrorKind, Fail};
+use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, MissingSet};
 use crate::host::ModuleState;
 use crate::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
@@ -184,8 +184,8 @@ impl DecodeCtx<'_> {
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
                         }
-                        if f.required {
-                            seen_required |= 1u64 << (fi & 63);
+                        if f.required && fi < 64 {
+                            seen_required |= 1u64 << fi;
                         }
                         if f.oneof != NO_ONEOF {
                             self.switch_oneof(plan, t, fi, &mut oneof_cur);
@@ -230,9 +230,9 @@ impl DecodeCtx<'_> {
                             continue;
                         }
                         let slot = t + 1 + f.slot as c_int;
-                        self.ensure_container(f, t, slot, &mut counts, 0);
-                        let kept =
-                            self.map_entry(f, r, depth, slot).map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
+                        let kept = self
+                            .map_entry(f, r, depth, t, slot, &mut counts)
+                            .map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
                         if !kept {
                             // A closed-enum value the enum lacks: the whole
                             // entry is an unknown field, as protobuf does.
@@ -517,7 +517,7 @@ impl DecodeCtx<'_> {
     /// Every `required` field of `plan` present in `t`?
     #[cold]
     unsafe fn check_required(&self, mi: u32, plan: &MessagePlan, t: c_int, seen: u64, merge: bool, at: usize) -> Res {
-        let mut missing = 0u64;
+        let mut missing = MissingSet::default();
         for (i, &fi) in plan.required.iter().enumerate() {
             let fi = fi as usize;
             let present = if fi < 64 && !merge {
@@ -531,11 +531,11 @@ impl DecodeCtx<'_> {
                     ty != ffi::LUA_TNIL
                 }
             };
-            if !present && i < 64 {
-                missing |= 1 << i;
+            if !present {
+                missing.add(i);
             }
         }
-        if missing == 0 {
+        if missing.is_empty() {
             return Ok(());
         }
         Err(self.err.set(CodecError::new(ErrorKind::MissingRequired { msg: mi, missing }, Some(at))))
@@ -750,7 +750,15 @@ impl DecodeCtx<'_> {
     /// One map entry into the map table at `slot`. `Ok(false)`: the entry
     /// was not stored because its value is a closed-enum value the enum
     /// lacks (the caller keeps it as an unknown field).
-    unsafe fn map_entry(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, slot: c_int) -> Res<bool> {
+    unsafe fn map_entry(
+        &self,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        depth: u32,
+        t: c_int,
+        slot: c_int,
+        counts: &mut [u32; TRACKED_SLOTS],
+    ) -> Res<bool> {
         let L = self.L;
         let entry = &self.plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
@@ -811,6 +819,9 @@ impl DecodeCtx<'_> {
                 self.push_default(vf, depth + 1)?;
                 ffi::lua_replace(L, base + 2);
             }
+            // Only now: a map whose every entry went to the unknown fields
+            // stays absent, as protobuf has it.
+            self.ensure_container(f, t, slot, counts, 0);
             ffi::lua_rawset(L, slot);
         }
         Ok(true)
@@ -826,6 +837,10 @@ impl DecodeCtx<'_> {
                 Kind::Bool => lua::push_bool(L, false),
                 Kind::Float | Kind::Double => lua::push_number(L, 0.0),
                 Kind::Enum => self.push_enum(f, self.plans.enums[f.sub as usize].first_number()),
+                // The same representation as a wire zero (option `int64`),
+                // so a map's key type does not depend on the input.
+                Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => self.push_64(0, true),
+                Kind::UInt64 | Kind::Fixed64 => self.push_64(0, false),
                 Kind::Message | Kind::Group => {
                     let mut empty = Reader::new(&[]);
                     self.message(f.sub, &mut empty, depth + 1, None, false)?;

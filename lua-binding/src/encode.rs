@@ -14,7 +14,7 @@ use std::os::raw::c_int;
 
 use pbwire::{Tag, WireType, Writer, utf8, zigzag};
 
-use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, ShortStr, lua_type_name};
+use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, MissingSet, ShortStr, lua_type_name};
 use crate::host::{Cdata, ModuleState};
 use crate::int64;
 use crate::int64::CdataInt;
@@ -215,17 +215,19 @@ impl EncodeCtx<'_> {
     /// The error naming every absent `required` field of `t`.
     #[cold]
     unsafe fn missing_required(&self, mi: u32, plan: &MessagePlan, t: c_int) -> CodecError {
-        let mut missing = 0u64;
-        for (i, &fi) in plan.required.iter().enumerate().take(64) {
-            // SAFETY: `t` is a table; one free slot.
-            let ty = unsafe {
+        let mut missing = MissingSet::default();
+        for (i, &fi) in plan.required.iter().enumerate() {
+            // SAFETY: `t` is a table; a few free slots (frame reserve).
+            let absent = unsafe {
                 self.push_key(plan.fields[fi as usize].key_id);
                 let ty = lua::rawget(self.L, t);
+                // box.NULL counts as absent, as in the field walk.
+                let absent = ty == ffi::LUA_TNIL || (ty == lua::LUA_TCDATA && self.is_null(-1));
                 ffi::lua_pop(self.L, 1);
-                ty
+                absent
             };
-            if ty == ffi::LUA_TNIL {
-                missing |= 1 << i;
+            if absent {
+                missing.add(i);
             }
         }
         CodecError::new(ErrorKind::MissingRequired { msg: mi, missing }, None)
@@ -493,6 +495,11 @@ impl EncodeCtx<'_> {
         out: &mut EncodeBuffers,
     ) -> Res<MapEntry> {
         let L = self.L;
+        // An entry is a nested message on the wire, and decode counts it
+        // as a level: a table that encodes must decode with the same limit.
+        if depth + 1 > self.max_depth {
+            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.max_depth), None)));
+        }
         let start = out.w.len();
         // SAFETY: forwarded; k and v are live stack slots.
         unsafe {

@@ -168,18 +168,62 @@ pub enum ErrorKind {
         /// Field index of the second member found.
         second: u16,
     },
-    /// A proto2 `required` field is absent (bit `i` of `missing` stands for
-    /// the message plan's `required[i]`).
+    /// A proto2 `required` field is absent.
     MissingRequired {
         /// The message missing them.
         msg: u32,
-        /// Bit set of the missing required fields (first 64).
-        missing: u64,
+        /// Which of the message plan's `required` fields are absent.
+        missing: MissingSet,
     },
     /// Encode: the Lua stack could not grow (nesting too deep for Lua).
     StackOverflow,
     /// A walk failed without recording why (a protolua bug if ever seen).
     Internal,
+}
+
+/// The absent `required` fields of a message, as positions in its plan's
+/// `required` list. Names up to 64 of them (the first absent one and the
+/// 63 positions after it) and counts the rest, so the error stays `Copy`
+/// and allocation-free for any number of required fields.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MissingSet {
+    first: u32,
+    bits: u64,
+    beyond: u32,
+}
+
+impl MissingSet {
+    /// Record that `required[i]` is absent; call with increasing `i`.
+    pub fn add(&mut self, i: usize) {
+        let i = i as u32;
+        if self.bits == 0 {
+            self.first = i;
+        }
+        match i - self.first {
+            d @ 0..64 => self.bits |= 1 << d,
+            _ => self.beyond += 1,
+        }
+    }
+
+    /// Nothing recorded.
+    pub fn is_empty(&self) -> bool {
+        self.bits == 0
+    }
+
+    /// How many were recorded.
+    pub fn len(&self) -> usize {
+        self.bits.count_ones() as usize + self.beyond as usize
+    }
+
+    /// The named positions, in order.
+    pub fn named(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..64).filter(|d| self.bits & (1 << d) != 0).map(|d| (self.first + d) as usize)
+    }
+
+    /// How many were recorded but are not named.
+    pub fn unnamed(&self) -> usize {
+        self.beyond as usize
+    }
 }
 
 /// A value for an out-of-range message.
@@ -350,17 +394,19 @@ impl CodecError {
             }
             ErrorKind::MissingRequired { msg, missing } => {
                 let m = &plans.messages[msg as usize];
-                let _ = out.write_str(if missing.count_ones() > 1 {
+                let _ = out.write_str(if missing.len() > 1 {
                     "missing required fields "
                 } else {
                     "missing required field "
                 });
                 let mut first = true;
-                for (i, &fi) in m.required.iter().enumerate().take(64) {
-                    if missing & (1 << i) != 0 {
-                        let _ = write!(out, "{}{}", if first { "" } else { ", " }, m.fields[fi as usize].name);
-                        first = false;
-                    }
+                for i in missing.named() {
+                    let fi = m.required[i] as usize;
+                    let _ = write!(out, "{}{}", if first { "" } else { ", " }, m.fields[fi].name);
+                    first = false;
+                }
+                if missing.unnamed() != 0 {
+                    let _ = write!(out, " and {} more", missing.unnamed());
                 }
                 let _ = write!(out, " of {}", m.full_name);
             }

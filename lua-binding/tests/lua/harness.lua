@@ -158,6 +158,11 @@ function T.hex(s)
     return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end))
 end
 
+--- Bytes from hex digits (whitespace ignored): `T.unhex('0a 01 78')`.
+function T.unhex(s)
+    return (s:gsub('%s', ''):gsub('%x%x', function(h) return string.char(tonumber(h, 16)) end))
+end
+
 T.is_luajit = is_luajit
 
 --- Print the summary; error if anything failed (hosts turn that into a failure).

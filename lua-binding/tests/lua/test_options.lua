@@ -6,9 +6,7 @@ local S = protolua.load(fds)
 local A = 'protolua.test.AllTypes'
 local H = protolua.load_file(FIXTURES .. '/descriptors/hello.fds')
 
-local function unhex(s)
-    return (s:gsub('%s', ''):gsub('%x%x', function(h) return string.char(tonumber(h, 16)) end))
-end
+local unhex = T.unhex
 
 T.test('option enums: name (default) or number, per call and per schema', function()
     local bin = S:encode(A, { f_color = 'COLOR_GREEN' })

@@ -15,3 +15,82 @@ T.test('regression: a finalizer that encodes during the result push does not clo
         T.eq(P:encode({ name = string.rep('a', 200) }), want)
     end
 end)
+
+-- Fuzz findings 2, 5 and 6 of docs/ROBUSTNESS.md, and the required-field
+-- set that had room for 64.
+
+local unhex = T.unhex
+local CONF = FIXTURES .. '/descriptors/conformance.fds'
+local P2 = 'protobuf_test_messages.proto2.TestAllTypesProto2'
+local P3 = 'protobuf_test_messages.proto3.TestAllTypesProto3'
+
+T.test('regression: a map whose only entries went to the unknown fields stays absent', function()
+    local C = protolua.load_file(CONF)
+    -- map_string_nested_enum { "k" = 74 }: 74 is not a NestedEnum value.
+    local bin = unhex('ca04 05 0a016b 104a')
+    local dropped = C:decode(P2, bin, { unknown = 'drop' })
+    T.eq(dropped, {})
+    T.eq(C:encode(P2, dropped), '')
+    local kept = C:decode(P2, bin)
+    T.eq(kept.map_string_nested_enum, nil)
+    T.eq(C:encode(P2, kept), bin)
+    -- With a known entry beside it, the map holds just that one.
+    local mixed = C:decode(P2, unhex('ca04 05 0a016b 104a ca04 05 0a016a 1001'), { unknown = 'drop' })
+    T.eq(mixed, { map_string_nested_enum = { j = 'BAR' } })
+    -- Option empty still gives the empty map.
+    T.eq(C:decode(P2, bin, { unknown = 'drop', empty = true }).map_string_nested_enum, {})
+end)
+
+T.test('regression: a map entry without key or value takes the int64 option', function()
+    local C = protolua.load_file(CONF)
+    local bin = unhex('fa03 00') -- map_fixed64_fixed64: an empty entry
+    T.eq(C:decode(P3, bin, { int64 = 'string' }), { map_fixed64_fixed64 = { ['0'] = '0' } })
+    T.eq(C:decode(P3, bin, { int64 = 'number' }), { map_fixed64_fixed64 = { [0] = 0 } })
+    -- The same as an entry that spells out zeros.
+    T.eq(C:decode(P3, unhex('fa03 12 09 0000000000000000 11 0000000000000000'), { int64 = 'string' }),
+        { map_fixed64_fixed64 = { ['0'] = '0' } })
+    -- map_int64_int64 (signed), key present, value absent.
+    T.eq(C:decode(P3, unhex('ca03 02 0807'), { int64 = 'string' }), { map_int64_int64 = { ['7'] = '0' } })
+    if T.is_luajit then
+        local t = C:decode(P3, bin, { int64 = 'cdata' })
+        local k, v = next(t.map_fixed64_fixed64)
+        T.eq(type(k), 'cdata')
+        T.eq(tostring(v), '0ULL')
+    end
+end)
+
+T.test('regression: a map counts as a nesting level on encode as on decode', function()
+    local C = protolua.load_file(CONF)
+    local t = { map_int32_int32 = { [1] = 2 } }
+    T.raises('field map_int32_int32[<entry>]: nesting deeper than the limit of 1',
+        function() return C:encode(P3, t, { max_depth = 1 }) end)
+    local bin = C:encode(P3, t, { max_depth = 2 })
+    T.eq(C:decode(P3, bin, { max_depth = 2 }), t)
+    T.raises('nesting deeper than the limit of 1', function() return C:decode(P3, bin, { max_depth = 1 }) end)
+    -- An empty map writes nothing, so it fits any limit.
+    T.eq(C:encode(P3, { map_int32_int32 = {} }, { max_depth = 1 }), '')
+end)
+
+T.test('regression: more than 64 required fields are all checked and named', function()
+    local S = protolua.load_file(FIXTURES .. '/descriptors/many_required.fds')
+    local M = 'protolua.test.ManyRequired'
+    local full = {}
+    for i = 1, 70 do full['r' .. i] = i end
+    local bin = S:encode(M, full)
+    T.eq(S:decode(M, bin), full)
+    -- Each one alone missing, on encode and decode, including r1..r6,
+    -- whose bits r65..r70 once shared.
+    for _, i in ipairs({ 1, 6, 7, 64, 65, 70 }) do
+        local t = {}
+        for k, v in pairs(full) do t[k] = v end
+        t['r' .. i] = nil
+        T.raises('missing required field r' .. i .. ' of ' .. M, function() return S:encode(M, t) end)
+        local b = S:encode(M, t, { required = false })
+        T.raises('missing required field r' .. i .. ' of ' .. M, function() return S:decode(M, b) end)
+    end
+    -- None set: 64 named, the rest counted.
+    local err = T.raises('missing required fields r1, r2, ', function() return S:encode(M, {}) end)
+    T.eq(err:find('r64 and 6 more of ' .. M, 1, true) ~= nil, true, err)
+    T.eq(err:find('r65', 1, true), nil, err)
+    T.raises('r64 and 6 more of ' .. M, function() return S:decode(M, '') end)
+end)

@@ -49,6 +49,10 @@ end)
 T.test('tarantool: box.NULL and msgpack.NULL mean absent', function()
     T.eq(P:encode({ name = 'n', age = box.NULL, emails = box.NULL, address = msgpack.NULL }), P:encode({ name = 'n' }))
     T.eq(A:encode({ f_int64 = box.NULL, m_int32 = box.NULL, f_nested = box.NULL }), '')
+    -- A required field set to box.NULL is absent, and the error names it.
+    local P2 = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds')
+    T.raises('missing required field name of proto2_basic.BenchPayload',
+        function() return P2:encode('proto2_basic.BenchPayload', { id = 1, name = box.NULL }) end)
 end)
 
 T.test('tarantool: serializer metatables are on by default; json/msgpack keep shapes', function()
