@@ -1,9 +1,10 @@
 //! bytes → Lua table: the plan walk.
 //!
 //! One recursive walk per message. Each level creates its table pre-sized
-//! from the plan, keeps the array (or map table) of each repeated/map field
-//! at a fixed stack slot for the whole message, and pushes strings straight
-//! from the input. Frames hold only borrows and plain values, so a Lua error
+//! from the plan, keeps the array (or map table) of the repeated/map field
+//! being filled in one stack slot (encoders write a field's elements
+//! together, so it rarely changes), and pushes strings straight from the
+//! input. Frames hold only borrows and plain values, so a Lua error
 //! raised inside an API call (out of memory) can cross them safely; codec
 //! errors travel back as [`CodecError`] and are raised by the entry point.
 
@@ -84,6 +85,24 @@ struct UnknownRun {
 
 type Res<T = ()> = Result<T, Fail>;
 
+/// The repeated/map containers of one message frame. Only the container of
+/// the field filled last sits on the stack (at `slot`); switching fields
+/// fetches or creates the other one. A frame thus takes three stack slots
+/// whatever its message declares, so LuaJIT's per-call slot limit (8,000)
+/// is not what bounds nesting, and a frame has no slots to clear.
+struct Containers {
+    /// Stack index of the current container.
+    slot: c_int,
+    /// Field index whose container is at `slot`, or `usize::MAX`.
+    field: usize,
+    /// Per plan slot (`FieldPlan::slot`) below [`TRACKED_SLOTS`]: elements
+    /// stored so far for repeated fields, 1 once a map exists; 0 = the
+    /// container does not exist yet (unless `merge`).
+    counts: [u32; TRACKED_SLOTS],
+    /// Merging into an existing table: containers may already be in it.
+    merge: bool,
+}
+
 impl DecodeCtx<'_> {
     /// Decode `buf` as message `msg` and push the resulting table.
     ///
@@ -112,8 +131,8 @@ impl DecodeCtx<'_> {
         if depth > self.max_depth {
             return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(r.position()))));
         }
-        // SAFETY: (whole body) every stack index used is `t` or one of the
-        // `n_slots` slots above it, all reserved by lua_checkstack below
+        // SAFETY: (whole body) every stack index used is `t`, its container
+        // and accumulator slots, or temporaries, reserved by lua_checkstack below
         // (the table and its metatable fit in the 9 spare slots the caller
         // reserved, or the 20 a C function starts with); `t` holds a table;
         // raw API calls run no metamethods.
@@ -129,20 +148,20 @@ impl DecodeCtx<'_> {
             }
             // Reserve only now: a GC step inside lua_createtable may shrink
             // LuaJIT's stack down to its top, dropping an earlier reservation.
-            if ffi::lua_checkstack(L, plan.n_slots as c_int + 9) == 0 {
+            if ffi::lua_checkstack(L, 2 + 9) == 0 {
                 return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, Some(r.position()))));
             }
             let t = ffi::lua_gettop(L);
-            // Slots: t+1..=t+n_slots repeated/map containers, then the
+            // Slots: t+1 the current repeated/map container, t+2 the
             // unknown-field accumulator.
-            let acc = t + 1 + plan.n_slots as c_int;
+            let acc = t + 2;
             ffi::lua_settop(L, acc);
             let mut run = UnknownRun::default();
             let mut seen_required = 0u64;
-            let mut counts = [0u32; TRACKED_SLOTS];
+            let mut cs = Containers { slot: t + 1, field: usize::MAX, counts: [0; TRACKED_SLOTS], merge };
             let mut oneof_cur = [0u16; TRACKED_ONEOFS];
             if merge {
-                self.load_existing_slots(plan, t, &mut counts);
+                self.count_existing(plan, t, &mut cs);
                 oneof_cur = [u16::MAX; TRACKED_ONEOFS];
             }
             let mut ended = group.is_none();
@@ -208,18 +227,17 @@ impl DecodeCtx<'_> {
                         ffi::lua_rawset(L, t);
                     }
                     Card::Repeated => {
-                        let slot = t + 1 + f.slot as c_int;
                         if wt == WireType::Len && f.kind.is_packable() {
                             if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
-                                self.packed_closed_enum(mi, fi, f, r, t, slot, &mut counts, &mut run, acc)?;
+                                self.packed_closed_enum(mi, fi, f, r, t, &mut cs, &mut run, acc)?;
                             } else {
-                                self.packed_run(mi, fi, f, r, t, slot, &mut counts)?;
+                                self.packed_run(mi, fi, f, r, t, &mut cs)?;
                             }
                         } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                            let n = self.next_index(f, t, slot, &mut counts, 0);
+                            let n = self.next_index(fi, f, t, &mut cs, 0);
                             self.value(f, r, depth, number)
                                 .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                            lua::rawseti(L, slot, n);
+                            lua::rawseti(L, cs.slot, n);
                         } else {
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                         }
@@ -229,9 +247,8 @@ impl DecodeCtx<'_> {
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
                         }
-                        let slot = t + 1 + f.slot as c_int;
                         let kept = self
-                            .map_entry(f, r, depth, t, slot, &mut counts)
+                            .map_entry(fi, f, r, depth, t, &mut cs)
                             .map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
                         if !kept {
                             // A closed-enum value the enum lacks: the whole
@@ -254,7 +271,7 @@ impl DecodeCtx<'_> {
                 self.flush_unknown(&mut run, acc);
             }
             if self.empty && plan.n_slots != 0 {
-                self.make_empty_containers(plan, t);
+                self.make_empty_containers(plan, t, &cs);
             }
             if self.defaults != DefaultsMode::None && !plan.is_map_entry {
                 self.apply_defaults(mi, plan, t);
@@ -477,12 +494,12 @@ impl DecodeCtx<'_> {
 
     /// Option `empty`: absent repeated/map fields become empty tables.
     #[cold]
-    unsafe fn make_empty_containers(&self, plan: &MessagePlan, t: c_int) {
+    unsafe fn make_empty_containers(&self, plan: &MessagePlan, t: c_int, cs: &Containers) {
         let L = self.L;
         for f in plan.fields.iter().filter(|f| f.card != Card::Single) {
             // SAFETY: the frame's slots are reserved; `t` is a table.
             unsafe {
-                if ffi::lua_type(L, t + 1 + f.slot as c_int) == ffi::LUA_TTABLE {
+                if cs.counts.get(f.slot as usize).is_some_and(|&n| n != 0) {
                     continue;
                 }
                 self.push_key(f.key_id);
@@ -552,8 +569,7 @@ impl DecodeCtx<'_> {
         f: &FieldPlan,
         r: &mut Reader<'_>,
         t: c_int,
-        slot: c_int,
-        counts: &mut [u32; TRACKED_SLOTS],
+        cs: &mut Containers,
         run: &mut UnknownRun,
         acc: c_int,
     ) -> Res {
@@ -567,9 +583,9 @@ impl DecodeCtx<'_> {
             // SAFETY: slots reserved by the frame; the accumulator is `acc`.
             unsafe {
                 if e.name_key(v).is_some() {
-                    let n = self.next_index(f, t, slot, counts, 0);
+                    let n = self.next_index(fi, f, t, cs, 0);
                     self.push_enum(f, v);
-                    lua::rawseti(L, slot, n);
+                    lua::rawseti(L, cs.slot, n);
                 } else if self.keep_unknown {
                     if run.start != run.end {
                         self.flush_unknown(run, acc);
@@ -603,23 +619,19 @@ impl DecodeCtx<'_> {
         })
     }
 
-    /// In merge mode, put the existing arrays/maps of `t` into their slots.
+    /// In merge mode, count the elements of the arrays `t` already has (and
+    /// mark its maps), so appending continues after them.
     #[cold]
-    unsafe fn load_existing_slots(&self, plan: &MessagePlan, t: c_int, counts: &mut [u32; TRACKED_SLOTS]) {
+    unsafe fn count_existing(&self, plan: &MessagePlan, t: c_int, cs: &mut Containers) {
         let L = self.L;
-        for f in plan.fields.iter().filter(|f| f.card != Card::Single) {
-            let slot = t + 1 + f.slot as c_int;
-            // SAFETY: slots reserved by the caller; `t` is a table.
+        for f in plan.fields.iter().filter(|f| f.card != Card::Single && (f.slot as usize) < TRACKED_SLOTS) {
+            // SAFETY: one free slot (frame reserve); `t` is a table.
             unsafe {
                 self.push_key(f.key_id);
-                if lua::rawget(L, t) != ffi::LUA_TTABLE {
-                    ffi::lua_pop(L, 1);
-                    continue;
+                if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                    cs.counts[f.slot as usize] = if f.card == Card::Repeated { lua::rawlen(L, -1) as u32 } else { 1 };
                 }
-                if (f.slot as usize) < TRACKED_SLOTS {
-                    counts[f.slot as usize] = if f.card == Card::Repeated { lua::rawlen(L, -1) as u32 } else { 1 };
-                }
-                ffi::lua_replace(L, slot);
+                ffi::lua_pop(L, 1);
             }
         }
     }
@@ -652,64 +664,61 @@ impl DecodeCtx<'_> {
         }
     }
 
-    /// Make sure the field's array/map exists at `slot` (and in `t`).
+    /// Make field `fi`'s array/map the current container (`cs.slot`),
+    /// creating it (and storing it in `t`) on first use.
     #[inline(always)]
-    unsafe fn ensure_container(
-        &self,
-        f: &FieldPlan,
-        t: c_int,
-        slot: c_int,
-        counts: &mut [u32; TRACKED_SLOTS],
-        presize: usize,
-    ) {
-        let s = f.slot as usize;
-        if s < TRACKED_SLOTS && counts[s] != 0 {
-            return;
+    unsafe fn ensure_container(&self, fi: usize, f: &FieldPlan, t: c_int, cs: &mut Containers, presize: usize) {
+        if cs.field != fi {
+            // SAFETY: forwarded.
+            unsafe { self.switch_container(fi, f, t, cs, presize) };
         }
-        // SAFETY: slots reserved; `t` is a table.
+    }
+
+    #[inline(never)]
+    unsafe fn switch_container(&self, fi: usize, f: &FieldPlan, t: c_int, cs: &mut Containers, presize: usize) {
+        let L = self.L;
+        let s = f.slot as usize;
+        cs.field = fi;
+        // SAFETY: `cs.slot` is the frame's container slot, two free slots
+        // above the frame (reserve); `t` is a table; raw access only.
         unsafe {
-            if ffi::lua_type(self.L, slot) == ffi::LUA_TTABLE {
-                return;
+            let fresh = s < TRACKED_SLOTS && cs.counts[s] == 0 && !cs.merge;
+            if !fresh {
+                self.push_key(f.key_id);
+                if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                    ffi::lua_replace(L, cs.slot);
+                    return;
+                }
+                ffi::lua_pop(L, 1);
             }
             let (narr, nrec) = if f.card == Card::Map { (0, presize) } else { (presize, 0) };
-            ffi::lua_createtable(self.L, narr.min(1 << 26) as c_int, nrec as c_int);
+            ffi::lua_createtable(L, narr.min(1 << 26) as c_int, nrec as c_int);
             if self.seq_mt != 0 {
                 self.set_mt(-1, if f.card == Card::Map { self.map_mt } else { self.seq_mt });
             }
-            ffi::lua_replace(self.L, slot);
+            ffi::lua_replace(L, cs.slot);
             self.push_key(f.key_id);
-            ffi::lua_pushvalue(self.L, slot);
-            ffi::lua_rawset(self.L, t);
+            ffi::lua_pushvalue(L, cs.slot);
+            ffi::lua_rawset(L, t);
             if f.card == Card::Map && s < TRACKED_SLOTS {
-                counts[s] = 1;
+                cs.counts[s] = 1;
             }
         }
     }
 
-    /// The Lua index the next element of a repeated field goes to.
+    /// Make `fi`'s array current and return the Lua index its next
+    /// element goes to.
     #[inline(always)]
-    unsafe fn next_index(
-        &self,
-        f: &FieldPlan,
-        t: c_int,
-        slot: c_int,
-        counts: &mut [u32; TRACKED_SLOTS],
-        presize: usize,
-    ) -> i64 {
+    unsafe fn next_index(&self, fi: usize, f: &FieldPlan, t: c_int, cs: &mut Containers, presize: usize) -> i64 {
+        // SAFETY: forwarded.
+        unsafe { self.ensure_container(fi, f, t, cs, presize) };
         let s = f.slot as usize;
         if s < TRACKED_SLOTS {
-            if counts[s] == 0 {
-                // SAFETY: forwarded.
-                unsafe { self.ensure_container(f, t, slot, counts, presize) };
-            }
-            counts[s] += 1;
-            counts[s] as i64
+            cs.counts[s] += 1;
+            cs.counts[s] as i64
         } else {
-            // SAFETY: forwarded; slot holds the array once ensured.
-            unsafe {
-                self.ensure_container(f, t, slot, counts, presize);
-                lua::rawlen(self.L, slot) as i64 + 1
-            }
+            // SAFETY: the container slot holds the array once ensured.
+            unsafe { lua::rawlen(self.L, cs.slot) as i64 + 1 }
         }
     }
 
@@ -722,8 +731,7 @@ impl DecodeCtx<'_> {
         f: &FieldPlan,
         r: &mut Reader<'_>,
         t: c_int,
-        slot: c_int,
-        counts: &mut [u32; TRACKED_SLOTS],
+        cs: &mut Containers,
     ) -> Res {
         let L = self.L;
         let run = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
@@ -737,27 +745,28 @@ impl DecodeCtx<'_> {
         // An empty run adds no element: the field stays absent (as in
         // protobuf, and so decode → encode → decode gives the same table).
         while !sub.is_empty() {
-            // SAFETY: slot holds the array once next_index ensured it.
+            // SAFETY: the container slot holds the array once next_index
+            // ensured it.
             unsafe {
-                let n = self.next_index(f, t, slot, counts, presize);
+                let n = self.next_index(fi, f, t, cs, presize);
                 self.scalar(f, &mut sub).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                lua::rawseti(L, slot, n);
+                lua::rawseti(L, cs.slot, n);
             }
         }
         Ok(())
     }
 
-    /// One map entry into the map table at `slot`. `Ok(false)`: the entry
+    /// One map entry into field `fi`'s map. `Ok(false)`: the entry
     /// was not stored because its value is a closed-enum value the enum
     /// lacks (the caller keeps it as an unknown field).
     unsafe fn map_entry(
         &self,
+        fi: usize,
         f: &FieldPlan,
         r: &mut Reader<'_>,
         depth: u32,
         t: c_int,
-        slot: c_int,
-        counts: &mut [u32; TRACKED_SLOTS],
+        cs: &mut Containers,
     ) -> Res<bool> {
         let L = self.L;
         let entry = &self.plans.messages[f.sub as usize];
@@ -821,8 +830,8 @@ impl DecodeCtx<'_> {
             }
             // Only now: a map whose every entry went to the unknown fields
             // stays absent, as protobuf has it.
-            self.ensure_container(f, t, slot, counts, 0);
-            ffi::lua_rawset(L, slot);
+            self.ensure_container(fi, f, t, cs, 0);
+            ffi::lua_rawset(L, cs.slot);
         }
         Ok(true)
     }

@@ -163,7 +163,8 @@ pub struct FieldPlan {
     pub tag: EncodedTag,
     /// Index into the message's oneof list, or [`NO_ONEOF`].
     pub oneof: u16,
-    /// For repeated and map fields: ordinal among them (a stack slot on decode).
+    /// For repeated and map fields: ordinal among them (decode tracks
+    /// element counts by it).
     pub slot: u16,
     /// Field name as written in the `.proto` (also the Lua key).
     pub name: Box<str>,
@@ -189,7 +190,7 @@ pub struct MessagePlan {
     pub dense: Box<[u16]>,
     /// Oneofs.
     pub oneofs: Box<[OneofPlan]>,
-    /// Number of repeated + map fields (decode stack slots).
+    /// Number of repeated + map fields.
     pub n_slots: u16,
     /// For map entry messages: true.
     pub is_map_entry: bool,

@@ -94,3 +94,30 @@ T.test('regression: more than 64 required fields are all checked and named', fun
     T.eq(err:find('r65', 1, true), nil, err)
     T.raises('r64 and 6 more of ' .. M, function() return S:decode(M, '') end)
 end)
+
+T.test('decode: repeated and map fields interleaved on the wire, and merged sub-messages', function()
+    local C = protolua.load_file(CONF)
+    local Msg = C:message(P3)
+    -- repeated_int32 (31, slot < 32), unpacked_int32 (89, slot >= 32),
+    -- repeated_string (44), map_int32_int32 (56), interleaved element by element.
+    local want = {
+        repeated_int32 = { 1, 2, 3 },
+        unpacked_int32 = { 10, 20, 30 },
+        repeated_string = { 'a', 'b' },
+        map_int32_int32 = { [1] = 2, [3] = 4 },
+    }
+    local bin = unhex('f80101 c8050a e20201 61 c2030408011002 f80102 c80514 e20201 62 c2030408031004 f80103 c8051e')
+    T.eq(Msg:decode(bin), want)
+    T.eq(Msg:decode(Msg:encode(want)), want)
+    -- recursive_message (27) twice: the second merges into the first, and
+    -- its arrays go on after the first's elements.
+    local inner1 = Msg:encode({ repeated_int32 = { 1 }, unpacked_int32 = { 5 }, map_int32_int32 = { [1] = 1 } })
+    local inner2 = Msg:encode({ repeated_int32 = { 2 }, unpacked_int32 = { 6 }, map_int32_int32 = { [2] = 2 } })
+    local function len(s) return string.char(#s) end
+    local merged = Msg:decode('\218\001' .. len(inner1) .. inner1 .. '\218\001' .. len(inner2) .. inner2)
+    T.eq(merged.recursive_message, {
+        repeated_int32 = { 1, 2 },
+        unpacked_int32 = { 5, 6 },
+        map_int32_int32 = { [1] = 1, [2] = 2 },
+    })
+end)
