@@ -97,6 +97,9 @@ fn wrong(expected: &'static str, got: c_int) -> CodecError {
     CodecError::new(ErrorKind::WrongType { expected, got: lua_type_name(got) }, None)
 }
 
+/// Array elements pushed before one pop (see `EncodeCtx::each_element`).
+const ELEMENT_BATCH: usize = 8;
+
 impl EncodeCtx<'_> {
     /// Encode the table at absolute index `t` as message `msg` into `out.w`.
     ///
@@ -390,30 +393,57 @@ impl EncodeCtx<'_> {
                     }
                     None => Some(out.w.begin_len()),
                 };
-                for i in 1..=n {
-                    let ety = lua::rawgeti(L, arr, i as i64);
-                    let r = if ety == ffi::LUA_TNIL {
-                        Err(self.err.set(CodecError::new(ErrorKind::ArrayHole(i as u64), None)))
-                    } else {
-                        self.scalar(f, ffi::lua_gettop(L), ety, &mut out.w).map(|_| ())
-                    };
-                    ffi::lua_pop(L, 1);
-                    r.map_err(|_| self.err.with(|e| e.in_element(mi, fi, i as u64)))?;
-                }
+                self.each_element(mi, fi, arr, n, |v, ety| self.scalar(f, v, ety, &mut out.w).map(|_| ()))?;
                 if let Some(mark) = mark {
                     out.w.end_len(mark);
                 }
                 return Ok(());
             }
-            for i in 1..=n {
-                let ety = lua::rawgeti(L, arr, i as i64);
-                let r = if ety == ffi::LUA_TNIL {
-                    Err(self.err.set(CodecError::new(ErrorKind::ArrayHole(i as u64), None)))
-                } else {
-                    self.element(f, ffi::lua_gettop(L), ety, depth, out)
-                };
-                ffi::lua_pop(L, 1);
-                r.map_err(|_| self.err.with(|e| e.in_element(mi, fi, i as u64)))?;
+            self.each_element(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?;
+        }
+        Ok(())
+    }
+
+    /// Call `each(index, type)` on `arr[1..=n]`, pushing the elements in
+    /// batches of [`ELEMENT_BATCH`] and popping each batch with one
+    /// `lua_settop` (two C API calls per element instead of four). A nil is
+    /// a hole: an error naming the index.
+    #[inline(always)]
+    unsafe fn each_element(
+        &self,
+        mi: u32,
+        fi: usize,
+        arr: c_int,
+        n: usize,
+        mut each: impl FnMut(c_int, c_int) -> Res,
+    ) -> Res {
+        let L = self.L;
+        // SAFETY: `arr` is a table; the batch's slots are reserved before
+        // it is pushed (again each batch: a GC step inside `each`, such as
+        // the cdata classifier's, may shrink LuaJIT's stack to its top);
+        // the stack is back at `base` on every exit.
+        unsafe {
+            let base = ffi::lua_gettop(L);
+            let mut i = 1;
+            while i <= n {
+                if ffi::lua_checkstack(L, ELEMENT_BATCH as c_int + 8) == 0 {
+                    return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
+                }
+                let end = n.min(i + ELEMENT_BATCH - 1);
+                for j in i..=end {
+                    let ety = lua::rawgeti(L, arr, j as i64);
+                    let r = if ety == ffi::LUA_TNIL {
+                        Err(self.err.set(CodecError::new(ErrorKind::ArrayHole(j as u64), None)))
+                    } else {
+                        each(base + 1 + (j - i) as c_int, ety)
+                    };
+                    if r.is_err() {
+                        ffi::lua_settop(L, base);
+                        return r.map_err(|_| self.err.with(|e| e.in_element(mi, fi, j as u64)));
+                    }
+                }
+                ffi::lua_settop(L, base);
+                i = end + 1;
             }
         }
         Ok(())
@@ -515,7 +545,10 @@ impl EncodeCtx<'_> {
                     }
                     MapKey::Bool(ffi::lua_toboolean(L, k) != 0)
                 }
-                _ => MapKey::Int(self.integer(kf.kind, k, kty)?),
+                _ => MapKey::Int(match self.small_integer(kf.kind, k, kty) {
+                    Some(i) => i as i128,
+                    None => self.integer(kf.kind, k, kty)?,
+                }),
             };
             out.w.put_encoded_tag(&f.tag);
             let mark = out.w.begin_len();
@@ -584,19 +617,26 @@ impl EncodeCtx<'_> {
                             }
                         }
                     } else {
-                        self.integer(Kind::Int32, v, ty)? as i32
+                        match self.small_integer(Kind::Int32, v, ty) {
+                            Some(i) => i as i32,
+                            None => self.integer(Kind::Int32, v, ty)? as i32,
+                        }
                     };
                     w.put_varint(n as i64 as u64);
                     Ok(n == 0)
                 }
                 kind => {
-                    let x = self.integer(kind, v, ty)?;
+                    // Two's complement bits: every write below takes its width of them.
+                    let x = match self.small_integer(kind, v, ty) {
+                        Some(i) => i as u64,
+                        None => self.integer(kind, v, ty)? as u64,
+                    };
                     match kind {
-                        Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 => w.put_varint(x as u64),
+                        Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 => w.put_varint(x),
                         Kind::SInt32 => w.put_varint(zigzag::encode_zigzag32(x as i32) as u64),
                         Kind::SInt64 => w.put_varint(zigzag::encode_zigzag64(x as i64)),
                         Kind::Fixed32 | Kind::SFixed32 => w.put_fixed32(x as u32),
-                        Kind::Fixed64 | Kind::SFixed64 => w.put_fixed64(x as u64),
+                        Kind::Fixed64 | Kind::SFixed64 => w.put_fixed64(x),
                         _ => unreachable!("non-integer kinds handled above"),
                     }
                     Ok(x == 0)
@@ -607,6 +647,41 @@ impl EncodeCtx<'_> {
 
     /// Read an integer for `kind`, range-checked; the result is the value
     /// (for uint64 on Lua 5.3+, a negative integer means its wrapped value).
+    /// The common case of [`Self::integer`] in one C API call: a Lua number
+    /// holding an integer in `kind`'s range. `None` leaves everything else
+    /// (strings, cdata, fractions, NaN, out of range, 2^63 and up, negative
+    /// native integers for the unsigned 64-bit wrap) to the general path,
+    /// which also words the errors.
+    #[inline(always)]
+    unsafe fn small_integer(&self, kind: Kind, v: c_int, ty: c_int) -> Option<i64> {
+        if ty != ffi::LUA_TNUMBER {
+            return None;
+        }
+        // SAFETY: `v` holds a number; neither call raises.
+        let i = unsafe {
+            if lua::HAS_INTEGERS {
+                lua::number_as_integer(self.L, v)?
+            } else {
+                let x = ffi::lua_tonumber(self.L, v);
+                // `as` saturates, so i64::MAX also stands for 2^63 and up;
+                // a fraction or NaN does not survive the round trip.
+                let i = x as i64;
+                if i == i64::MAX || i as f64 != x {
+                    return None;
+                }
+                i
+            }
+        };
+        let in_range = match kind {
+            Kind::Int32 | Kind::SInt32 | Kind::SFixed32 | Kind::Enum => i as i32 as i64 == i,
+            Kind::UInt32 | Kind::Fixed32 => i as u64 <= u32::MAX as u64,
+            Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => true,
+            Kind::UInt64 | Kind::Fixed64 => i >= 0,
+            _ => false,
+        };
+        in_range.then_some(i)
+    }
+
     unsafe fn integer(&self, kind: Kind, v: c_int, ty: c_int) -> Res<i128> {
         let L = self.L;
         let wide = kind.is_64bit_integer();

@@ -229,6 +229,30 @@ pub unsafe fn number_to_int(L: *mut lua_State, idx: c_int) -> Result<NumInt, f64
     }
 }
 
+/// The number at `idx` as an integer, if it is one (an integer, or a float
+/// with an integral value in range): one C API call. Lua 5.3+ only.
+///
+/// # Safety
+/// `idx` holds a number (a numeric string would convert too).
+#[cfg(feature = "lua54")]
+#[inline(always)]
+pub unsafe fn number_as_integer(L: *mut lua_State, idx: c_int) -> Option<i64> {
+    let mut isnum: c_int = 0;
+    // SAFETY: caller's contract; never raises.
+    let i = unsafe { ffi::lua_tointegerx(L, idx, &mut isnum) };
+    (isnum != 0).then_some(i as i64)
+}
+
+/// Without integers in the Lua build this is never called.
+///
+/// # Safety
+/// None needed; kept `unsafe` to match the Lua 5.3+ signature.
+#[cfg(not(feature = "lua54"))]
+#[inline(always)]
+pub unsafe fn number_as_integer(_: *mut lua_State, _: c_int) -> Option<i64> {
+    None
+}
+
 /// An integral float as an integer (signed when it fits, else unsigned).
 #[inline(always)]
 pub fn float_to_int(v: f64) -> Result<NumInt, f64> {
