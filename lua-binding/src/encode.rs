@@ -1,7 +1,17 @@
 //! Lua table → bytes: the plan walk.
 //!
-//! Fields are visited in field-number order (`rawgeti` of the interned key,
-//! then `rawget`), so the output is canonical without sorting. Nested
+//! Two ways to visit a message's fields, chosen per message from how many
+//! fields its last encode found set ([`KeyIndex::hint`]):
+//! - **probe** (dense tables): every declared field in field-number order,
+//!   `rawgeti` of the interned key then `rawget`; the output is canonical
+//!   as written. Three C API calls per declared field, set or not.
+//! - **walk** (sparse tables): `lua_next` over the keys the table has, each
+//!   key string mapped to its field by address ([`crate::key_index`]);
+//!   each field is written where it falls and the fields are then put in
+//!   number order (a copy of the message's bytes, only if out of order).
+//!   About five calls per set field and none for absent ones.
+//!
+//! Both write the same bytes. Nested
 //! lengths are backpatched in one pass ([`pbwire::Writer::begin_len`]); map
 //! entries are written as they come from `lua_next`, then reordered by key
 //! (deterministic serialization). No Lua error can be raised while the
@@ -18,6 +28,7 @@ use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, MissingSet, S
 use crate::host::{Cdata, ModuleState};
 use crate::int64;
 use crate::int64::CdataInt;
+use crate::key_index::KeyIndex;
 use crate::lua::{self, NumInt, ffi, lua_State};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
 
@@ -56,13 +67,45 @@ impl MapKey {
     }
 }
 
-/// The reusable state of an encode: output buffer and map-entry scratch.
+/// The bytes of one field written by the walk, waiting to be put in
+/// field-number order.
+#[derive(Clone, Copy)]
+pub struct FieldBytes {
+    number: u32,
+    start: usize,
+    end: usize,
+}
+
+/// The reusable state of an encode: output buffer and reordering scratch.
 #[derive(Default)]
 pub struct EncodeBuffers {
     /// Output.
     pub w: Writer,
     /// Map entries being sorted (stack discipline across nesting).
     pub entries: Vec<MapEntry>,
+    /// Fields written by the walk (stack discipline across nesting).
+    pub fields: Vec<FieldBytes>,
+}
+
+impl EncodeBuffers {
+    /// Empty the buffers for a new encode (capacity is kept).
+    pub fn clear(&mut self) {
+        self.w.clear();
+        self.entries.clear();
+        self.fields.clear();
+    }
+}
+
+/// Rewrite `buf[region..]`, made of the byte ranges `parts` (in write
+/// order, covering it exactly), in the order `parts` now has: append the
+/// parts in order, then move the result down over the original.
+fn reorder_parts(buf: &mut Vec<u8>, region: usize, parts: impl Iterator<Item = (usize, usize)>) {
+    let end = buf.len();
+    for (start, stop) in parts {
+        buf.extend_from_within(start..stop);
+    }
+    buf.copy_within(end.., region);
+    buf.truncate(end);
 }
 
 /// Everything an encode needs besides the buffers.
@@ -89,6 +132,8 @@ pub struct EncodeCtx<'a> {
     pub unknown: c_int,
     /// State shared with the module (Tarantool API).
     pub module: &'a ModuleState,
+    /// Key-string addresses → fields, for the walk (`None`: always probe).
+    pub index: Option<&'a KeyIndex>,
 }
 
 type Res<T = ()> = Result<T, Fail>;
@@ -96,6 +141,10 @@ type Res<T = ()> = Result<T, Fail>;
 fn wrong(expected: &'static str, got: c_int) -> CodecError {
     CodecError::new(ErrorKind::WrongType { expected, got: lua_type_name(got) }, None)
 }
+
+/// A message is walked (not probed) when its last encode found fewer than
+/// one set field in this many declared ones.
+const WALK_RATIO: usize = 2;
 
 /// Array elements pushed before one pop (see `EncodeCtx::each_element`).
 const ELEMENT_BATCH: usize = 8;
@@ -136,6 +185,55 @@ impl EncodeCtx<'_> {
             if ffi::lua_checkstack(L, 8) == 0 {
                 return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
             }
+            let walk = match self.index {
+                Some(ix) => {
+                    let hint = ix.hint(mi) as usize;
+                    hint != u16::MAX as usize && hint * WALK_RATIO < plan.fields.len()
+                }
+                None => false,
+            };
+            let (present, missing_required) = if walk {
+                self.walk_fields(mi, plan, t, depth, out)?
+            } else {
+                self.probe_fields(mi, plan, t, depth, out)?
+            };
+            if let Some(ix) = self.index {
+                ix.set_hint(mi, present);
+            }
+            if missing_required && self.check_required {
+                return Err(self.err.set(self.missing_required(mi, plan, t)));
+            }
+            if self.strict_keys && !walk {
+                self.check_keys(plan, t, present)?;
+            }
+            if self.unknown != 0 {
+                ffi::lua_pushvalue(L, t);
+                match lua::rawget(L, self.unknown) {
+                    ffi::LUA_TSTRING => out.w.put_bytes(lua::string_bytes(L, -1)),
+                    ffi::LUA_TTABLE => crate::unknown::for_each_piece(L, -1, |b| out.w.put_bytes(b)),
+                    _ => {}
+                }
+                ffi::lua_pop(L, 1);
+            }
+        }
+        Ok(())
+    }
+
+    /// Visit every declared field in number order (see the module doc).
+    /// Returns how many are set and whether a required one is absent.
+    #[inline(always)]
+    unsafe fn probe_fields(
+        &self,
+        mi: u32,
+        plan: &MessagePlan,
+        t: c_int,
+        depth: u32,
+        out: &mut EncodeBuffers,
+    ) -> Res<(usize, bool)> {
+        let L = self.L;
+        // SAFETY: `t` is an absolute table index; each pushed value is
+        // popped before the next field; the caller reserved the stack.
+        unsafe {
             let mut present = 0usize;
             let mut missing_required = false;
             let mut oneof_set = [0u16; TRACKED_ONEOFS];
@@ -155,7 +253,7 @@ impl EncodeCtx<'_> {
                     continue;
                 }
                 if f.oneof != NO_ONEOF
-                    && let Err(e) = self.check_oneof(mi, plan, t, fi, &mut oneof_set)
+                    && let Err(e) = self.check_oneof(mi, plan, t, fi, &mut oneof_set, false)
                 {
                     ffi::lua_pop(L, 1);
                     return Err(e);
@@ -171,23 +269,98 @@ impl EncodeCtx<'_> {
                 ffi::lua_pop(L, 1);
                 r?;
             }
-            if missing_required && self.check_required {
-                return Err(self.err.set(self.missing_required(mi, plan, t)));
-            }
-            if self.strict_keys {
-                self.check_keys(plan, t, present)?;
-            }
-            if self.unknown != 0 {
-                ffi::lua_pushvalue(L, t);
-                match lua::rawget(L, self.unknown) {
-                    ffi::LUA_TSTRING => out.w.put_bytes(lua::string_bytes(L, -1)),
-                    ffi::LUA_TTABLE => crate::unknown::for_each_piece(L, -1, |b| out.w.put_bytes(b)),
-                    _ => {}
+            Ok((present, missing_required))
+        }
+    }
+
+    /// Visit the keys `t` has with `lua_next` (see the module doc), then
+    /// put the fields' bytes in number order. Returns how many fields are
+    /// set and whether a required one is absent. Checks strict keys too.
+    #[inline(never)]
+    unsafe fn walk_fields(
+        &self,
+        mi: u32,
+        plan: &MessagePlan,
+        t: c_int,
+        depth: u32,
+        out: &mut EncodeBuffers,
+    ) -> Res<(usize, bool)> {
+        let L = self.L;
+        let Some(index) = self.index else { return Ok((0, false)) };
+        let region = out.w.len();
+        let first = out.fields.len();
+        let mut present = 0usize;
+        let mut required = 0usize;
+        let mut oneof_set = [0u16; TRACKED_ONEOFS];
+        // SAFETY: raw iteration of a table the walk does not modify; a key
+        // is read as a string only after its type is checked (lua_tolstring
+        // would convert a number in place and break lua_next); the key and
+        // value sit at `base + 1`, `base + 2`, the caller reserved the stack.
+        unsafe {
+            let base = ffi::lua_gettop(L);
+            let (k, v) = (base + 1, base + 2);
+            ffi::lua_pushnil(L);
+            while ffi::lua_next(L, t) != 0 {
+                let kty = ffi::lua_type(L, k);
+                let fi = if kty == ffi::LUA_TSTRING {
+                    let key = lua::string_bytes(L, k);
+                    index.field(mi, plan, key.as_ptr() as usize, key)
+                } else {
+                    None
+                };
+                let Some(fi) = fi else {
+                    if self.strict_keys {
+                        let e = if kty == ffi::LUA_TSTRING {
+                            ErrorKind::UnknownKey(ShortStr::new(lua::string_bytes(L, k)))
+                        } else {
+                            ErrorKind::NonStringKey(lua_type_name(kty))
+                        };
+                        ffi::lua_settop(L, base);
+                        out.fields.truncate(first);
+                        return Err(self.err.set(CodecError::new(e, None)));
+                    }
+                    ffi::lua_settop(L, k);
+                    continue;
+                };
+                let f = &plan.fields[fi];
+                let ty = ffi::lua_type(L, v);
+                if ty == lua::LUA_TCDATA && self.is_null(v) {
+                    // box.NULL / msgpack.NULL: absent.
+                    ffi::lua_settop(L, k);
+                    continue;
                 }
-                ffi::lua_pop(L, 1);
+                present += 1;
+                required += f.required as usize;
+                let start = out.w.len();
+                let mut r = Ok(());
+                if f.oneof != NO_ONEOF {
+                    r = self.check_oneof(mi, plan, t, fi, &mut oneof_set, true);
+                }
+                if r.is_ok() {
+                    r = match f.card {
+                        Card::Single => {
+                            self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
+                        }
+                        Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
+                        Card::Map => self.map(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_map(mi, fi))),
+                    };
+                }
+                if r.is_err() {
+                    ffi::lua_settop(L, base);
+                    out.fields.truncate(first);
+                    return r.map(|_| (0, false));
+                }
+                out.fields.push(FieldBytes { number: f.number, start, end: out.w.len() });
+                ffi::lua_settop(L, k);
             }
         }
-        Ok(())
+        let fields = &mut out.fields[first..];
+        if !fields.windows(2).all(|w| w[0].number < w[1].number) {
+            fields.sort_unstable_by_key(|f| f.number);
+            reorder_parts(out.w.as_mut_vec(), region, fields.iter().map(|f| (f.start, f.end)));
+        }
+        out.fields.truncate(first);
+        Ok((present, required < plan.required.len()))
     }
 
     /// Is the cdata at `v` a NULL pointer (`box.NULL`)?
@@ -244,6 +417,7 @@ impl EncodeCtx<'_> {
         t: c_int,
         fi: usize,
         set: &mut [u16; TRACKED_ONEOFS],
+        any_order: bool,
     ) -> Res {
         let o = plan.fields[fi].oneof;
         let conflict = |first: usize| {
@@ -260,8 +434,11 @@ impl EncodeCtx<'_> {
             set[o as usize] = fi as u16 + 1;
             return Ok(());
         }
-        // Untracked: look at the earlier members.
-        for &m in plan.oneofs[o as usize].members.iter().filter(|&&m| (m as usize) < fi) {
+        // Untracked: look at the other members (the probe visits in field
+        // order, so the earlier ones are enough there).
+        for &m in
+            plan.oneofs[o as usize].members.iter().filter(|&&m| (m as usize) < fi || any_order && m as usize != fi)
+        {
             // SAFETY: `t` is a table; one free slot.
             let ty = unsafe {
                 self.push_key(plan.fields[m as usize].key_id);
@@ -501,13 +678,7 @@ impl EncodeCtx<'_> {
         let sorted = entries.windows(2).all(|w| w[0].key.cmp(&w[1].key) != Ordering::Greater);
         if !sorted {
             entries.sort_unstable_by(|a, b| a.key.cmp(&b.key).then(a.start.cmp(&b.start)));
-            let buf = out.w.as_mut_vec();
-            let end = buf.len();
-            for e in entries.iter() {
-                buf.extend_from_within(e.start..e.end);
-            }
-            buf.copy_within(end.., region);
-            buf.truncate(end);
+            reorder_parts(out.w.as_mut_vec(), region, entries.iter().map(|e| (e.start, e.end)));
         }
         out.entries.truncate(first_entry);
         Ok(())

@@ -12,6 +12,7 @@
 //! | [`features`] | editions: feature resolution into the same plan |
 //! | [`decode`] | bytes → Lua table |
 //! | [`encode`] | Lua table → bytes |
+//! | [`key_index`] | key string → field by address, for encode's table walk |
 //! | [`unknown`] | the side store of unknown-field bytes, `protolua.unknown` |
 //! | [`int64`] | 64-bit integers across Lua flavours |
 //! | [`host`] | Tarantool's exported C API (dlsym), state shared by a module's schemas |
@@ -34,6 +35,7 @@ pub mod error;
 pub mod features;
 pub mod host;
 pub mod int64;
+pub mod key_index;
 pub mod lua;
 pub mod message_api;
 pub mod plan;

@@ -138,6 +138,7 @@ pub unsafe fn encode_with(
         unknown: store.unwrap_or(0),
         err: crate::error::ErrSlot::new(),
         module: &inner.module,
+        index: inner.key_index.get(),
     };
     // SAFETY: no Lua error can be raised while `bufs` is borrowed (see the
     // encode module); the busy flag routes a re-entrant encode (from a
@@ -148,8 +149,7 @@ pub unsafe fn encode_with(
         }
         inner.busy.set(true);
         let bufs = &mut *inner.bufs.get();
-        bufs.w.clear();
-        bufs.entries.clear();
+        bufs.clear();
         let r = ctx.encode_root(msg, t, bufs);
         match r {
             Ok(()) => {

@@ -11,7 +11,7 @@
 //! Rust heap objects are moved into a userdata *before* any Lua call that
 //! can raise, so an out-of-memory error leaks nothing.
 
-use std::cell::{Cell, UnsafeCell};
+use std::cell::{Cell, OnceCell, UnsafeCell};
 use std::os::raw::c_int;
 use std::rc::Rc;
 
@@ -20,6 +20,7 @@ use crate::encode::EncodeBuffers;
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
 use crate::host::{self, ModuleState};
 use crate::int64::Int64Mode;
+use crate::key_index::KeyIndex;
 use crate::lua::{self, ffi, lua_State, upvalue};
 use crate::message_api::{MessageUd, check_ud, decode_with, encode_with, push_message_metatable};
 use crate::plan::Plans;
@@ -49,6 +50,8 @@ pub struct SchemaInner {
     pub opts: LoadOptions,
     /// State shared with the module (host API, unknown-store flag).
     pub module: Rc<ModuleState>,
+    /// Key string address → field, built once the key table exists.
+    pub key_index: OnceCell<KeyIndex>,
 }
 
 /// Per-schema options (`protolua.load(bytes, opts)`).
@@ -317,6 +320,7 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
                     busy: Cell::new(false),
                     opts,
                     module,
+                    key_index: OnceCell::new(),
                 }));
             }
             Err(msg) => {
@@ -336,6 +340,19 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
             lua::rawseti(L, -2, i as i64 + 1);
         }
         let keys = ffi::lua_gettop(L);
+        // The addresses are read only now: the calls above may raise (out
+        // of memory), and no Rust heap value may be alive across them.
+        // These reads cannot raise. The table anchors the strings, so the
+        // addresses hold while the schema lives (Lua's collectors do not
+        // move objects).
+        let mut key_addr = Vec::with_capacity(inner.plans.keys.len());
+        for i in 1..=inner.plans.keys.len() {
+            lua::push_rawgeti(L, keys, i as i64);
+            key_addr.push(lua::string_bytes(L, -1).as_ptr() as usize);
+            ffi::lua_settop(L, keys);
+        }
+        let _ = inner.key_index.set(KeyIndex::new(&inner.plans, &key_addr));
+        drop(key_addr);
         ffi::lua_pushvalue(L, upvalue(2));
         let helpers = ffi::lua_gettop(L);
         push_message_metatable(L, keys, helpers);

@@ -4,9 +4,14 @@
 //! wire order, tags included) and an encode writes them back after the known
 //! fields, as protobuf C++ does. The bytes are not stored in the table
 //! itself — they would show in `pairs()` and in Tarantool's msgpack/json —
-//! but in one weak-keyed side table per Lua state (`store[t] = bytes`),
-//! kept as slot [`HELPER_UNKNOWN`] of the module's helper table. A table
-//! that is collected drops its entry with it.
+//! but in one weak-keyed side table per Lua state, kept as slot
+//! [`HELPER_UNKNOWN`] of the module's helper table. `store[t]` is one string
+//! or, when the unknown fields came in several runs (interleaved with known
+//! ones, or merged from repeated sub-messages), a table of pieces in wire
+//! order: appending never copies what is there, so the cost stays linear.
+//! Encode writes the pieces one after another; `protolua.unknown(t)` joins
+//! them once and keeps the joined string. A table that is collected drops
+//! its entry with it.
 //!
 //! Cost: nothing for messages without unknown fields on decode. Encode
 //! looks in the store only once some decode has put bytes there (a flag in

@@ -121,3 +121,36 @@ T.test('decode: repeated and map fields interleaved on the wire, and merged sub-
         map_int32_int32 = { [1] = 1, [2] = 2 },
     })
 end)
+
+T.test('encode walk (sparse tables): same checks and errors as the probe', function()
+    -- A fresh message handle whose last encode saw an empty table walks
+    -- the next one with lua_next (encode.rs); each case runs both ways.
+    local function both(fds, name, fn)
+        for _, warm in ipairs({ false, true }) do
+            local M = protolua.load_file(FIXTURES .. '/descriptors/' .. fds):message(name)
+            if warm then pcall(M.encode, M, {}) end
+            fn(M, warm and 'walk' or 'probe')
+        end
+    end
+    both('hello.fds', 'hello.Person', function(M, how)
+        T.raises('unknown field "nmae"', function() return M:encode({ nmae = 'x' }) end)
+        T.raises('message table has a key of type number', function() return M:encode({ name = 'x', [1] = 2 }) end)
+        T.raises('field age: expected integer, got string', function() return M:encode({ age = 'x' }) end)
+        T.raises('field lucky_numbers[2]: expected integer, got string', function() return M:encode({ lucky_numbers = { 1, 'x' } }) end)
+        T.eq(M:encode({ name = 'a', age = 3 }), '\10\1a\16\3', how)
+        -- Non-strict: unknown and non-string keys are ignored.
+        T.eq(M:encode({ name = 'a', nmae = 1, [1] = 2, [true] = 3 }, { strict_keys = false }), '\10\1a', how)
+        -- The state is fine after errors: the stack is back in place.
+        T.eq(M:decode(M:encode({ address = { city = 'c' }, name = 'n' })), { address = { city = 'c' }, name = 'n' }, how)
+    end)
+    both('proto2_basic.fds', 'proto2_basic.BenchPayload', function(M, how)
+        T.raises('missing required field name of proto2_basic.BenchPayload',
+            function() return M:encode({ id = 1 }) end)
+        local t = { id = 1, name = 'n', ['[proto2_basic.ext_comment]'] = 'c', note = 'x' }
+        T.eq(M:decode(M:encode(t)), t, how)
+    end)
+    both('conformance.fds', 'protobuf_test_messages.proto3.TestAllTypesProto3', function(M, how)
+        T.raises('oneof oneof_field has both', function() return M:encode({ oneof_uint32 = 1, oneof_string = 'x' }) end)
+        T.eq(M:encode({ optional_int32 = 0, optional_string = '' }), '', how)
+    end)
+end)

@@ -1,0 +1,182 @@
+//! Key string → field, by address: the lookup of encode's table walk.
+//!
+//! Field names are interned in the schema's key table. Lua interns short
+//! strings (LuaJIT every string, Lua 5.4 those up to 40 bytes), so the key
+//! of a user's table that names a field is the very string object in the
+//! key table, and its data pointer identifies it. Each message gets a
+//! small open-addressing table from that pointer to the field index: one
+//! multiply and usually one probe. A key that misses there (not a field of
+//! this message, or a Lua 5.4 long string, which is not interned) is then
+//! looked up by its bytes, a binary search over the names.
+//!
+//! The pointers stay valid for the schema's life: the key table anchors the
+//! strings, and neither LuaJIT's nor Lua 5.4's collector moves objects.
+//!
+//! The index also keeps, per message, how many fields the last encode
+//! found set ([`KeyIndex::hint`]); encode picks its strategy from it.
+
+use std::cell::Cell;
+
+use crate::plan::{MessagePlan, Plans};
+
+/// Per-schema lookup from key-string address to field index.
+pub struct KeyIndex {
+    messages: Box<[MessageKeys]>,
+}
+
+struct MessageKeys {
+    /// `(address, field index)`; address 0 is an empty slot. Length is a
+    /// power of two, at least twice the field count.
+    slots: Box<[(usize, u16)]>,
+    /// `64 - log2(slots.len())`: the hash keeps the top bits.
+    shift: u32,
+    /// Field indices sorted by name bytes (the by-bytes fallback).
+    by_name: Box<[u16]>,
+    /// Fields found set by the last encode of this message.
+    present: Cell<u16>,
+}
+
+impl KeyIndex {
+    /// Build the index. `key_addr[id - 1]` is the data address of key
+    /// string `id` as it sits in the schema's key table.
+    pub fn new(plans: &Plans, key_addr: &[usize]) -> KeyIndex {
+        let messages = plans.messages.iter().map(|m| MessageKeys::new(m, key_addr)).collect();
+        KeyIndex { messages }
+    }
+
+    /// The field of message `mi` named by the key string at `addr` with
+    /// bytes `bytes`, if any.
+    #[inline(always)]
+    pub fn field(&self, mi: u32, plan: &MessagePlan, addr: usize, bytes: &[u8]) -> Option<usize> {
+        let m = &self.messages[mi as usize];
+        let mask = m.slots.len() - 1;
+        let mut i = hash(addr, m.shift);
+        loop {
+            let (a, fi) = m.slots[i];
+            if a == addr {
+                return Some(fi as usize);
+            }
+            if a == 0 {
+                return m.by_bytes(plan, bytes);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// How many fields the last encode of message `mi` found set
+    /// (`u16::MAX` before the first).
+    #[inline(always)]
+    pub fn hint(&self, mi: u32) -> u16 {
+        self.messages[mi as usize].present.get()
+    }
+
+    /// Record how many fields this encode of message `mi` found set.
+    #[inline(always)]
+    pub fn set_hint(&self, mi: u32, present: usize) {
+        self.messages[mi as usize].present.set(present.min(u16::MAX as usize - 1) as u16);
+    }
+}
+
+impl MessageKeys {
+    fn new(plan: &MessagePlan, key_addr: &[usize]) -> MessageKeys {
+        let len = (plan.fields.len() * 2).next_power_of_two().max(4);
+        let shift = 64 - len.trailing_zeros();
+        let mut slots = vec![(0usize, 0u16); len].into_boxed_slice();
+        for (fi, f) in plan.fields.iter().enumerate() {
+            let addr = key_addr[f.key_id as usize - 1];
+            let mut i = hash(addr, shift);
+            while slots[i].0 != 0 {
+                i = (i + 1) & (len - 1);
+            }
+            slots[i] = (addr, fi as u16);
+        }
+        let mut by_name: Vec<u16> = (0..plan.fields.len() as u16).collect();
+        by_name.sort_unstable_by(|&a, &b| plan.fields[a as usize].name.cmp(&plan.fields[b as usize].name));
+        MessageKeys { slots, shift, by_name: by_name.into_boxed_slice(), present: Cell::new(u16::MAX) }
+    }
+
+    #[cold]
+    fn by_bytes(&self, plan: &MessagePlan, bytes: &[u8]) -> Option<usize> {
+        self.by_name
+            .binary_search_by(|&fi| plan.fields[fi as usize].name.as_bytes().cmp(bytes))
+            .ok()
+            .map(|i| self.by_name[i] as usize)
+    }
+}
+
+/// Fibonacci hashing of an address: the multiply spreads the low bits
+/// (allocation alignment leaves the lowest ones zero) into the top ones.
+#[inline(always)]
+fn hash(addr: usize, shift: u32) -> usize {
+    ((addr as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Card, DefaultValue, FieldPlan, Kind, NO_ONEOF};
+
+    fn field(name: &str, key_id: i32) -> FieldPlan {
+        FieldPlan {
+            number: key_id as u32,
+            default: DefaultValue::None,
+            kind: Kind::Int32,
+            card: Card::Single,
+            packed: false,
+            utf8: false,
+            required: false,
+            implicit: true,
+            key_id,
+            sub: 0,
+            tag: pbwire::Tag::new(key_id as u32, pbwire::WireType::Varint).unwrap().encode(),
+            oneof: NO_ONEOF,
+            slot: 0,
+            name: name.into(),
+        }
+    }
+
+    fn plans(names: &[&str]) -> Plans {
+        let fields: Vec<FieldPlan> = names.iter().enumerate().map(|(i, n)| field(n, i as i32 + 1)).collect();
+        Plans {
+            messages: vec![MessagePlan {
+                full_name: "t.M".into(),
+                fields: fields.into_boxed_slice(),
+                dense: Box::new([]),
+                oneofs: Box::new([]),
+                n_slots: 0,
+                is_map_entry: false,
+                required: Box::new([]),
+            }],
+            enums: vec![],
+            keys: names.iter().map(|&n| n.into()).collect(),
+        }
+    }
+
+    #[test]
+    fn finds_every_field_by_address_and_falls_back_to_bytes() {
+        let names = ["id", "name", "a_much_longer_field_name_than_forty_bytes_is_long", "z"];
+        let p = plans(&names);
+        // Distinct, 16-aligned fake addresses, as an allocator would give.
+        let addrs: Vec<usize> = (0..names.len()).map(|i| 0x7f00_0000_0000 + i * 48).collect();
+        let idx = KeyIndex::new(&p, &addrs);
+        let m = &p.messages[0];
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(idx.field(0, m, addrs[i], n.as_bytes()), Some(i));
+            // Same bytes at another address (a Lua 5.4 long string).
+            assert_eq!(idx.field(0, m, 0x1234_5670, n.as_bytes()), Some(i));
+        }
+        assert_eq!(idx.field(0, m, 0x1234_5670, b"nope"), None);
+        assert_eq!(idx.field(0, m, 0x1234_5670, b""), None);
+    }
+
+    #[test]
+    fn hint_starts_unknown_and_keeps_the_last_count() {
+        let p = plans(&["a"]);
+        let idx = KeyIndex::new(&p, &[0x1000]);
+        assert_eq!(idx.hint(0), u16::MAX);
+        idx.set_hint(0, 3);
+        assert_eq!(idx.hint(0), 3);
+        idx.set_hint(0, 1 << 20);
+        assert_eq!(idx.hint(0), u16::MAX - 1);
+    }
+}
