@@ -317,8 +317,9 @@ impl CodecError {
             self.path[self.path_len as usize] = seg;
             self.path_len += 1;
         } else {
-            // Keep the outermost steps: shift the innermost out.
-            self.path.copy_within(1.., 0);
+            // `path[0]` is the innermost step, the field that failed: keep
+            // it, and drop the one above it to make room for this outer one.
+            self.path.copy_within(2.., 1);
             self.path[MAX_PATH - 1] = seg;
             self.path_dropped += 1;
         }

@@ -8,24 +8,16 @@
 //! Skipped (with a message) when Python's `protobuf` is not installed, unless
 //! `PROTOLUA_REQUIRE_DIFFERENTIAL` is set (CI sets it).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::lua_with_protolua;
 use mlua::Lua;
 
 const SEED: u64 = 20_260_301;
 const COUNT: u32 = 1500;
-
-fn lua_with_protolua() -> Lua {
-    // SAFETY: protolua needs LuaJIT's `ffi` library (64-bit values above
-    // 2^53 decode to cdata), which only the unrestricted state loads.
-    let lua = unsafe { Lua::unsafe_new() };
-    // SAFETY: luaopen_protolua is a lua_CFunction following the C API rules.
-    let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }.expect("c function");
-    let preload: mlua::Table = lua.globals().get::<mlua::Table>("package").unwrap().get("preload").unwrap();
-    preload.set("protolua", open).unwrap();
-    lua
-}
 
 fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
     match std::env::var(name) {

@@ -3,19 +3,11 @@
 //! --features lua54,vendored`), with `protolua` registered in
 //! `package.preload` exactly as `require` would load the shared library.
 
+mod common;
+
 use std::path::PathBuf;
 
-use mlua::Lua;
-
-fn lua_with_protolua() -> Lua {
-    // SAFETY: the tests need the `ffi` library (LuaJIT) and `debug`.
-    let lua = unsafe { Lua::unsafe_new() };
-    // SAFETY: luaopen_protolua is a lua_CFunction following the C API rules.
-    let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }.expect("c function");
-    let preload: mlua::Table = lua.globals().get::<mlua::Table>("package").unwrap().get("preload").unwrap();
-    preload.set("protolua", open).unwrap();
-    lua
-}
+use common::lua_with_protolua;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -2,36 +2,12 @@
 //! both the Rust heap and the Lua heap flat: checked numerically with a
 //! counting global allocator and `collectgarbage('count')`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+mod common;
 
-use mlua::Lua;
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator, only counting bytes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: same layout contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: `ptr` came from `alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use common::{FIXTURES, live_bytes, lua_with_protolua};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: common::Counting = common::Counting;
 
 const SETUP: &str = r#"
 protolua = require('protolua')
@@ -68,19 +44,13 @@ end
 
 #[test]
 fn failing_codec_calls_leave_memory_flat() {
-    // SAFETY: the test needs the full standard library.
-    let lua = unsafe { Lua::unsafe_new() };
-    // SAFETY: luaopen_protolua follows the lua_CFunction contract.
-    let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }.unwrap();
-    let preload: mlua::Table = lua.globals().get::<mlua::Table>("package").unwrap().get("preload").unwrap();
-    preload.set("protolua", open).unwrap();
-    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures");
-    lua.globals().set("FIXTURES", fixtures).unwrap();
+    let lua = lua_with_protolua();
+    lua.globals().set("FIXTURES", FIXTURES).unwrap();
     lua.load(SETUP).exec().unwrap();
 
     let round = |n: u32| -> (f64, isize) {
         let kb: f64 = lua.load(format!("return round({n})")).eval().unwrap();
-        (kb, LIVE.load(Ordering::Relaxed))
+        (kb, live_bytes())
     };
     let (lua_before, rust_before) = round(20_000); // warm-up: buffers, interned strings
     let (lua_after, rust_after) = round(1_000_000);

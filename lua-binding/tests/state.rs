@@ -9,49 +9,22 @@
 //! `cargo test -p protolua --no-default-features --features lua54,vendored
 //! --test state`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicIsize, Ordering};
+mod common;
 
+use std::sync::Mutex;
+
+use common::{FIXTURES, live_bytes, lua_with_protolua};
 use mlua::Lua;
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: forwards to the system allocator, only counting bytes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: same layout contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: `ptr` came from `alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size as isize - layout.size() as isize, Ordering::Relaxed);
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: common::Counting = common::Counting;
 
 /// The heap checks read one process-wide counter: run them one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn new_lua() -> Lua {
-    // SAFETY: the tests need the full standard library (ffi on LuaJIT).
-    let lua = unsafe { Lua::unsafe_new() };
-    // SAFETY: luaopen_protolua follows the lua_CFunction contract.
-    let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }.unwrap();
-    let preload: mlua::Table = lua.globals().get::<mlua::Table>("package").unwrap().get("preload").unwrap();
-    preload.set("protolua", open).unwrap();
-    lua.globals().set("FIXTURES", concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures")).unwrap();
+    let lua = lua_with_protolua();
+    lua.globals().set("FIXTURES", FIXTURES).unwrap();
     lua.load("protolua = require('protolua')").exec().unwrap();
     lua
 }
@@ -131,13 +104,13 @@ fn out_of_memory_mid_decode_or_encode_leaks_nothing_and_the_state_keeps_working(
     }
     lua.gc_collect().unwrap();
     lua.gc_collect().unwrap();
-    let (lua0, rust0) = (lua.used_memory(), LIVE.load(Ordering::Relaxed));
+    let (lua0, rust0) = (lua.used_memory(), live_bytes());
     let (failed, worked) = sweep();
     assert!(failed > 50, "the sweep should hit out-of-memory often (failed {failed})");
     assert!(worked > 0, "the sweep should reach a limit where both calls work");
     lua.gc_collect().unwrap();
     lua.gc_collect().unwrap();
-    let (lua1, rust1) = (lua.used_memory(), LIVE.load(Ordering::Relaxed));
+    let (lua1, rust1) = (lua.used_memory(), live_bytes());
     eprintln!(
         "OOM sweep: {failed} limits failed, {worked} worked; Lua {lua0} -> {lua1} B, Rust heap {rust0} -> {rust1} B"
     );
@@ -199,7 +172,7 @@ fn loading_and_dropping_10000_schemas_leaves_memory_flat() {
     lua.load(SCHEMAS).exec().unwrap();
     let round = |n: u32| -> (f64, isize) {
         let kb: f64 = lua.load(format!("return load_drop({n})")).eval().unwrap();
-        (kb, LIVE.load(Ordering::Relaxed))
+        (kb, live_bytes())
     };
     // The first rounds grow the state once (string table, GC pace) and then
     // stay put: measure after a warm-up of its own size.
