@@ -65,6 +65,11 @@ fuzz secs="60":
     cargo install cargo-fuzz --locked
     cd fuzz && for t in wire_reader wire_varint_oracle wire_packed_utf8 codec_decode codec_encode schema_load; do cargo +nightly fuzz run $t -- -max_total_time={{secs}} -max_len=4096; done
 
+# CI smoke run of every fuzz target: regressions once, then 20 s (codec) / 10 s (wire)
+# from the committed corpus, which it does not grow.
+fuzz-smoke:
+    .ci/fuzz-smoke.sh
+
 # The test suites under AddressSanitizer (nightly). Lua 5.4: Rust and the vendored
 # Lua C code instrumented; LuaJIT: the Rust code (LuaJIT's own build is not).
 sanitize:

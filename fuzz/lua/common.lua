@@ -10,16 +10,16 @@ local C = {}
 C.ffi = ffi
 C.protolua = protolua
 
---- PROTOLUA_FUZZ_STRICT=1: also fail on the known findings the targets
---- otherwise tolerate so fuzzing can go on (docs/ROBUSTNESS.md, "Fuzzing";
---- each has an input in fuzz/regressions/). Set it to replay those.
-C.strict = os.getenv('PROTOLUA_FUZZ_STRICT') == '1'
+-- The fixture descriptor sets (FDS, set by the Rust side) as schemas.
+local function load_schemas()
+    return {
+        hello = protolua.load(FDS.hello),
+        proto2_basic = protolua.load(FDS.proto2_basic),
+        conformance = protolua.load(FDS.conformance),
+    }
+end
 
-C.schemas = {
-    hello = protolua.load(FDS.hello),
-    proto2_basic = protolua.load(FDS.proto2_basic),
-    conformance = protolua.load(FDS.conformance),
-}
+C.schemas = load_schemas()
 
 --- The four message types the codec targets pick from (input byte 0 % 4).
 C.targets = {
@@ -32,19 +32,10 @@ for _, t in ipairs(C.targets) do
     t.msg = t.schema:message(t.name)
 end
 
--- The same schemas loaded a second time: separate schema objects, so
--- separate encode buffers (used by codec_encode's finalizers outside strict
--- mode, see the finding about the result push there).
-C.other = {
-    hello = protolua.load(FDS.hello),
-    proto2_basic = protolua.load(FDS.proto2_basic),
-    conformance = protolua.load(FDS.conformance),
-}
-for _, t in ipairs(C.targets) do
-    local key = t.schema == C.schemas.hello and 'hello' or t.schema == C.schemas.proto2_basic and 'proto2_basic'
-        or 'conformance'
-    t.other_msg = C.other[key]:message(t.name)
+local function is_int64_cdata(v)
+    return type(v) == 'cdata' and (ffi.istype('int64_t', v) or ffi.istype('uint64_t', v))
 end
+C.is_int64_cdata = is_int64_cdata
 
 -- Safe for any value: never runs a metamethod (__tostring of tables and of
 -- metatype'd cdata may raise on purpose in codec_encode).
@@ -53,7 +44,7 @@ local function describe(v)
     if t == 'string' then
         return (string.format('%q', v):gsub('[\128-\255]', function(c) return string.format('\\x%02x', c:byte()) end))
     elseif t == 'cdata' then
-        if ffi.istype('int64_t', v) or ffi.istype('uint64_t', v) then return tostring(v) end
+        if is_int64_cdata(v) then return tostring(v) end
         return 'cdata<' .. tostring(ffi.typeof(v)):gsub('^ctype<', ''):gsub('>$', '') .. '>'
     elseif t == 'table' or t == 'userdata' then
         return t
@@ -67,6 +58,14 @@ local function hex(s)
     return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end))
 end
 C.hex = hex
+
+--- An options table as text, keys sorted: `{int64=string, utf8=false}`.
+function C.describe_opts(o)
+    local parts = {}
+    for k, v in pairs(o) do parts[#parts + 1] = k .. '=' .. tostring(v) end
+    table.sort(parts)
+    return '{' .. table.concat(parts, ', ') .. '}'
+end
 
 function C.fail(fmt, ...)
     error('FUZZ: ' .. string.format(fmt, ...), 2)
@@ -88,10 +87,6 @@ function C.call(what, f, ...)
 end
 
 local function is_nan(v) return type(v) == 'number' and v ~= v end
-
-local function is_int64_cdata(v)
-    return type(v) == 'cdata' and (ffi.istype('int64_t', v) or ffi.istype('uint64_t', v))
-end
 
 --- Deep equality of two decoded values. NaN equals NaN, -0.0 differs from
 --- +0.0, 64-bit cdata equals the same value as cdata or number (LuaJIT
@@ -162,20 +157,27 @@ function C.deep_eq(a, b)
     return ok, why, state.cdata_key
 end
 
-C.is_int64_cdata = is_int64_cdata
-
--- Field lists of messages, from Msg:fields(), cached per schema.
-local FIELDS = setmetatable({}, { __mode = 'k' })
-function C.fields_of(schema, name)
-    local per = FIELDS[schema]
-    if not per then per = {}; FIELDS[schema] = per end
-    local fs = per[name]
-    if not fs then
-        fs = schema:message(name):fields()
-        per[name] = fs
+--- `f(schema, name)` memoised per schema object (weakly) and name; `f`
+--- must not return nil.
+function C.per_schema(f)
+    local cache = setmetatable({}, { __mode = 'k' })
+    return function(schema, name)
+        local per = cache[schema]
+        if not per then per = {}; cache[schema] = per end
+        local v = per[name]
+        if v == nil then
+            v = f(schema, name)
+            per[name] = v
+        end
+        return v
     end
-    return fs
 end
+
+--- The field list of message `name`, from Msg:fields(), cached per schema.
+C.fields_of = C.per_schema(function(schema, name) return schema:message(name):fields() end)
+
+--- The types whose values are 64 bits wide (int64 cdata, 'string' mode).
+C.WIDE = { int64 = true, uint64 = true, sint64 = true, fixed64 = true, sfixed64 = true }
 
 -- Messages of proto3 files reachable from the four targets (the rest are
 -- proto2). Their singular non-oneof scalar fields have implicit presence.
@@ -184,14 +186,10 @@ local function is_proto3(name)
         or name:sub(1, 16) == 'google.protobuf.'
 end
 
-local ENUMS = setmetatable({}, { __mode = 'k' })
+local enum_of = C.per_schema(function(schema, enum_name) return schema:enum(enum_name) end)
 local function enum_number(schema, enum_name, v)
     if type(v) ~= 'string' then return v end
-    local per = ENUMS[schema]
-    if not per then per = {}; ENUMS[schema] = per end
-    local e = per[enum_name]
-    if not e then e = schema:enum(enum_name); per[enum_name] = e end
-    return e[v]
+    return enum_of(schema, enum_name)[v]
 end
 
 local function is_zero(schema, f, v)
@@ -203,21 +201,11 @@ local function is_zero(schema, f, v)
     return v == 0 or v == '0'
 end
 
---- Normalise, in place, the decoded message `t` and its sub-messages for
---- two findings (reported; removed so fuzzing can go on):
----   * a map field holding an empty table is removed: decode gives `{}` for
----     a map whose only entries went to the unknown fields (closed-enum
----     value) when unknown = 'drop', where protobuf sees an absent field and
----     encode writes nothing (the same for a zero-length packed run was
----     fixed in 86cb499; empty = true gives `{}` on both sides);
----   * a proto3 implicit-presence field holding its zero value is removed:
----     decode gives the value for a zero written on the wire, encode leaves
----     zero values out;
----   * with int64 = 'string', a map entry lacking its 64-bit key or value
----     has the number 0 there (the default is not pushed as "0").
+--- Normalise, in place, the decoded message `t` and its sub-messages: a
+--- proto3 implicit-presence field holding its zero value is removed.
+--- Decode shows a zero written on the wire, encode leaves zero values out,
+--- and both mean the same (by design: docs/LUA_API.md, Representation).
 --- Applied to both sides of a comparison. Returns the count.
-local WIDE = { int64 = true, uint64 = true, sint64 = true, fixed64 = true, sfixed64 = true }
-local int64 -- the decode's int64 option while normalising
 local function strip(schema, name, t, n, seen)
     if type(t) ~= 'table' or seen[t] then return n end
     seen[t] = true
@@ -225,28 +213,9 @@ local function strip(schema, name, t, n, seen)
     for _, f in ipairs(C.fields_of(schema, name)) do
         local v = rawget(t, f.name)
         if type(v) == 'table' then
-            if f.type == 'map' and next(v) == nil then
-                rawset(t, f.name, nil)
-                n = n + 1
-            elseif f.type == 'map' then
+            if f.type == 'map' then
                 if f.value_type == 'message' then
                     for _, x in next, v do n = strip(schema, f.value_type_name, x, n, seen) end
-                end
-                if int64 == 'string' then
-                    -- An entry without its key or value gets the default
-                    -- as the number 0 even with int64 = 'string'.
-                    local kz, vz = WIDE[f.key_type], WIDE[f.value_type]
-                    local moves = {}
-                    for k, x in next, v do
-                        if (kz and k == 0) or (vz and x == 0) then moves[#moves + 1] = k end
-                    end
-                    for _, k in ipairs(moves) do
-                        local x = v[k]
-                        v[k] = nil
-                        if vz and x == 0 then x = '0' end
-                        v[(kz and k == 0) and '0' or k] = x
-                        n = n + 1
-                    end
                 end
             elseif f.label == 'repeated' then
                 if f.type == 'message' or f.type == 'group' then
@@ -262,8 +231,7 @@ local function strip(schema, name, t, n, seen)
     end
     return n
 end
-function C.normalize(schema, name, t, int64_mode)
-    int64 = int64_mode
+function C.normalize(schema, name, t)
     return strip(schema, name, t, 0, {})
 end
 
