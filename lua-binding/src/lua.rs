@@ -30,8 +30,14 @@ pub fn upvalue(i: c_int) -> c_int {
 /// `L` valid with a free slot. May raise on out-of-memory.
 #[inline(always)]
 pub unsafe fn push_bytes(L: *mut lua_State, bytes: &[u8]) {
-    // SAFETY: caller's contract; Lua copies the bytes.
+    // SAFETY: caller's contract; Lua copies the bytes (none for length 0,
+    // so an empty slice's dangling pointer is never read).
     unsafe {
+        // mlua's 5.1/LuaJIT wrapper also calls lua_tolstring to return the
+        // pointer, one C API call per string the hot paths never use.
+        #[cfg(any(feature = "luajit", feature = "lua51"))]
+        ffi::lua_pushlstring_(L, bytes.as_ptr().cast(), bytes.len());
+        #[cfg(not(any(feature = "luajit", feature = "lua51")))]
         ffi::lua_pushlstring(L, bytes.as_ptr().cast(), bytes.len());
     }
 }
@@ -167,7 +173,16 @@ pub unsafe fn push_rawgeti(L: *mut lua_State, idx: c_int, n: i64) {
 #[inline(always)]
 pub unsafe fn rawseti(L: *mut lua_State, idx: c_int, n: i64) {
     // SAFETY: caller's contract.
-    unsafe { ffi::lua_rawseti(L, idx, n as ffi::lua_Integer) }
+    unsafe {
+        // mlua's 5.1/LuaJIT wrapper converts with a panicking `try_into`.
+        // No index here passes i32::MAX: decoded arrays have at most one
+        // element per input byte, and a 5.1/LuaJIT string is shorter than
+        // 2^31 bytes, so the plain conversion is exact.
+        #[cfg(any(feature = "luajit", feature = "lua51"))]
+        ffi::lua_rawseti_(L, idx, n as c_int);
+        #[cfg(not(any(feature = "luajit", feature = "lua51")))]
+        ffi::lua_rawseti(L, idx, n as ffi::lua_Integer);
+    }
 }
 
 /// `lua_rawget`: pops the key, pushes the value, returns its type.
