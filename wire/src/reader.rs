@@ -99,8 +99,27 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads and validates a tag (field number ≥ 1, wire type 0..=5).
-    #[inline]
+    ///
+    /// One-byte tags (field numbers 1..=15, the ones schemas give their
+    /// hottest fields) are read inline without the general varint decoder.
+    #[inline(always)]
     pub fn read_tag(&mut self) -> Result<Tag> {
+        if let Some((&b, rest)) = self.rest.split_first()
+            && b < 0x80
+        {
+            return match Tag::from_varint(u64::from(b)) {
+                Ok(tag) => {
+                    self.rest = rest;
+                    Ok(tag)
+                }
+                Err(e) => Err(e.shifted(self.position())),
+            };
+        }
+        self.read_tag_long()
+    }
+
+    #[inline(never)]
+    fn read_tag_long(&mut self) -> Result<Tag> {
         let start = self.position();
         let varint = self.read_varint()?;
         Tag::from_varint(varint).map_err(|e| e.shifted(start))
