@@ -744,13 +744,24 @@ impl DecodeCtx<'_> {
         };
         // An empty run adds no element: the field stays absent (as in
         // protobuf, and so decode → encode → decode gives the same table).
-        while !sub.is_empty() {
-            // SAFETY: the container slot holds the array once next_index
-            // ensured it.
-            unsafe {
-                let n = self.next_index(fi, f, t, cs, presize);
+        if sub.is_empty() {
+            return Ok(());
+        }
+        // The container and the next index once per run, not per element.
+        // SAFETY: the container slot holds the array once ensured; one free
+        // slot per element, popped by rawseti.
+        unsafe {
+            self.ensure_container(fi, f, t, cs, presize);
+            let s = f.slot as usize;
+            let slot = cs.slot;
+            let mut n = if s < TRACKED_SLOTS { cs.counts[s] as i64 } else { lua::rawlen(L, slot) as i64 };
+            while !sub.is_empty() {
+                n += 1;
                 self.scalar(f, &mut sub).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                lua::rawseti(L, cs.slot, n);
+                lua::rawseti(L, slot, n);
+            }
+            if s < TRACKED_SLOTS {
+                cs.counts[s] = n as u32;
             }
         }
         Ok(())
