@@ -416,6 +416,20 @@ fn pbwire_packed_count(run: &[u8]) -> usize {
     count_packed_varints(run)
 }
 
+/// The same with the one-at-a-time decoder and per-byte count this
+/// replaced (A/B peer in the same run).
+#[inline(never)]
+fn pbwire_packed_scalar(out: &mut Vec<u64>, run: &[u8]) -> usize {
+    out.clear();
+    out.resize(scalar_ref::count_packed_varints(run), 0);
+    scalar_ref::decode_packed_varints(run, 0, out).unwrap_or(0)
+}
+
+#[inline(never)]
+fn pbwire_packed_count_scalar(run: &[u8]) -> usize {
+    scalar_ref::count_packed_varints(run)
+}
+
 /// prost's packed path: `merge_repeated` on the length-prefixed run, pushing.
 #[inline(never)]
 fn prost_packed(out: &mut Vec<u64>, prefixed: &[u8]) -> usize {
@@ -462,6 +476,8 @@ fn bench_packed(c: &mut Criterion) {
             let mut out = Vec::with_capacity(n);
             assert_eq!(pbwire_packed(&mut out, &run), n);
             assert_eq!(out, values);
+            assert_eq!(pbwire_packed_scalar(&mut out, &run), n);
+            assert_eq!(out, values);
             assert_eq!(prost_packed(&mut out, &prefixed), n);
             assert_eq!(out, values);
             assert_eq!(integer_encoding_packed(&mut out, &run), n);
@@ -475,8 +491,14 @@ fn bench_packed(c: &mut Criterion) {
             g.bench_with_input(BenchmarkId::new("pbwire", &id), &run, |b, x| {
                 b.iter(|| pbwire_packed(&mut out, black_box(x)))
             });
+            g.bench_with_input(BenchmarkId::new("pbwire_scalar", &id), &run, |b, x| {
+                b.iter(|| pbwire_packed_scalar(&mut out, black_box(x)))
+            });
             g.bench_with_input(BenchmarkId::new("pbwire_count_only", &id), &run, |b, x| {
                 b.iter(|| pbwire_packed_count(black_box(x)))
+            });
+            g.bench_with_input(BenchmarkId::new("pbwire_count_only_scalar", &id), &run, |b, x| {
+                b.iter(|| pbwire_packed_count_scalar(black_box(x)))
             });
             g.bench_with_input(BenchmarkId::new("prost", &id), &prefixed, |b, x| {
                 b.iter(|| prost_packed(&mut out, black_box(x)))

@@ -36,6 +36,10 @@ fn packed_input(n: usize) -> (Vec<u8>, Vec<u64>) {
     (packed_run(n, true).1, Vec::with_capacity(n))
 }
 
+fn packed_input_1byte(n: usize) -> (Vec<u8>, Vec<u64>) {
+    (packed_run(n, false).1, Vec::with_capacity(n))
+}
+
 fn packed_input_prefixed(n: usize) -> (Vec<u8>, Vec<u64>) {
     (with_len_prefix(&packed_run(n, true).1), Vec::with_capacity(n))
 }
@@ -181,6 +185,31 @@ fn packed_mixed_pbwire(input: (Vec<u8>, Vec<u64>)) -> usize {
     black_box(decode_packed_varints(&run, 0, &mut out).unwrap_or(0))
 }
 
+// The one-at-a-time decoder and per-byte count this replaced (A/B peer).
+#[library_benchmark]
+#[benches::n(args = [1_000, 100_000], setup = packed_input)]
+fn packed_mixed_pbwire_scalar(input: (Vec<u8>, Vec<u64>)) -> usize {
+    let (run, mut out) = input;
+    out.resize(scalar_ref::count_packed_varints(&run), 0);
+    black_box(scalar_ref::decode_packed_varints(&run, 0, &mut out).unwrap_or(0))
+}
+
+#[library_benchmark]
+#[benches::n(args = [1_000, 100_000], setup = packed_input_1byte)]
+fn packed_1byte_pbwire(input: (Vec<u8>, Vec<u64>)) -> usize {
+    let (run, mut out) = input;
+    out.resize(count_packed_varints(&run), 0);
+    black_box(decode_packed_varints(&run, 0, &mut out).unwrap_or(0))
+}
+
+#[library_benchmark]
+#[benches::n(args = [1_000, 100_000], setup = packed_input_1byte)]
+fn packed_1byte_pbwire_scalar(input: (Vec<u8>, Vec<u64>)) -> usize {
+    let (run, mut out) = input;
+    out.resize(scalar_ref::count_packed_varints(&run), 0);
+    black_box(scalar_ref::decode_packed_varints(&run, 0, &mut out).unwrap_or(0))
+}
+
 #[library_benchmark]
 #[benches::n(args = [1_000, 100_000], setup = packed_input_prefixed)]
 fn packed_mixed_prost(input: (Vec<u8>, Vec<u64>)) -> usize {
@@ -225,7 +254,8 @@ library_benchmark_group!(
 );
 library_benchmark_group!(
     name = packed;
-    benchmarks = packed_mixed_pbwire, packed_mixed_prost
+    benchmarks = packed_mixed_pbwire, packed_mixed_pbwire_scalar, packed_mixed_prost, packed_1byte_pbwire,
+        packed_1byte_pbwire_scalar
 );
 library_benchmark_group!(
     name = utf8;

@@ -4,6 +4,8 @@
 
 use pbwire::varint::{MAX_VARINT_LEN, encode_varint};
 
+pub mod scalar_ref;
+
 /// How many varints one decode/encode iteration handles.
 pub const N: usize = 256;
 
