@@ -26,6 +26,43 @@ const TRACKED_SLOTS: usize = 32;
 const TRACKED_ONEOFS: usize = 8;
 /// Upper bound on the hash part pre-sized for a message table.
 const MAX_PRESIZE: usize = 32;
+/// Message bodies up to this many bytes are pre-scanned for their field
+/// count (see [`presize`]).
+const SCAN_PRESIZE: usize = 64;
+
+/// How many hash slots to give a new message table. A short body is
+/// scanned for its field count (tags and lengths only, ~10 instructions a
+/// field): a small message then gets the hash part it fills, as a decoder
+/// that knows its map sizes (msgpack) does, not one sized for every
+/// declared field. A long body gets min(declared fields, body / 2), since
+/// a field takes at least two bytes.
+#[inline]
+fn presize(plan: &MessagePlan, r: &Reader<'_>) -> usize {
+    let cap = plan.fields.len().min(MAX_PRESIZE);
+    let estimate = cap.min(r.remaining() / 2);
+    if r.remaining() > SCAN_PRESIZE {
+        return estimate;
+    }
+    let mut scan = r.clone();
+    let mut n = 0;
+    while n < cap && !scan.is_empty() {
+        let Ok(tag) = scan.read_tag() else { break };
+        let read = match tag.wire_type() {
+            WireType::Varint => scan.read_varint().is_ok(),
+            WireType::I64 => scan.read_fixed64().is_ok(),
+            WireType::I32 => scan.read_fixed32().is_ok(),
+            WireType::Len => scan.read_len_bytes().is_ok(),
+            // The end of this group's body.
+            WireType::EndGroup => break,
+            WireType::StartGroup => return estimate,
+        };
+        if !read {
+            break; // the decode itself reports it
+        }
+        n += 1;
+    }
+    n
+}
 
 /// Everything a decode needs besides the input.
 pub struct DecodeCtx<'a> {
@@ -138,9 +175,7 @@ impl DecodeCtx<'_> {
         // raw API calls run no metamethods.
         unsafe {
             if !merge {
-                // A field takes at least two bytes (tag and value), so a
-                // short body cannot fill a table sized for every field.
-                let presize = plan.fields.len().min(r.remaining() / 2).min(MAX_PRESIZE);
+                let presize = presize(plan, r);
                 ffi::lua_createtable(L, 0, presize as c_int);
                 if self.map_mt != 0 {
                     self.set_mt(-1, self.map_mt);
