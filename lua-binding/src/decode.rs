@@ -140,6 +140,46 @@ struct Containers {
     merge: bool,
 }
 
+impl Containers {
+    /// Whether `f`'s container does not exist yet (known only for tracked
+    /// slots outside merge mode; otherwise `false`).
+    #[inline(always)]
+    fn is_new(&self, f: &FieldPlan) -> bool {
+        !self.merge && self.counts.get(f.slot as usize).is_some_and(|&n| n == 0)
+    }
+}
+
+/// Elements an unpacked repeated field's array will get from the run of
+/// `tag` starting here (`r` is at the first value): the first value and
+/// every value right after it under the same tag, counted from tags and
+/// lengths only, so the array is created at its size and never regrown.
+/// Encoders write a field's elements together; later ones, if any, grow
+/// the array as usual. Stops early at anything unexpected (the decode
+/// reports it).
+#[inline(never)]
+fn count_run(r: &Reader<'_>, tag: Tag) -> usize {
+    let mut scan = r.clone();
+    let mut n = 0;
+    loop {
+        let read = match tag.wire_type() {
+            WireType::Varint => scan.read_varint().is_ok(),
+            WireType::I64 => scan.read_fixed64().is_ok(),
+            WireType::I32 => scan.read_fixed32().is_ok(),
+            WireType::Len => scan.read_len_bytes().is_ok(),
+            // Groups would need a skip of their whole body: not counted.
+            WireType::StartGroup | WireType::EndGroup => false,
+        };
+        if !read {
+            return n.max(1);
+        }
+        n += 1;
+        match scan.read_tag() {
+            Ok(next) if next == tag => {}
+            _ => return n,
+        }
+    }
+}
+
 impl DecodeCtx<'_> {
     /// Decode `buf` as message `msg` and push the resulting table.
     ///
@@ -269,7 +309,8 @@ impl DecodeCtx<'_> {
                                 self.packed_run(mi, fi, f, r, t, &mut cs)?;
                             }
                         } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                            let n = self.next_index(fi, f, t, &mut cs, 0);
+                            let presize = if cs.field != fi && cs.is_new(f) { count_run(r, tag) } else { 0 };
+                            let n = self.next_index(fi, f, t, &mut cs, presize);
                             self.value(f, r, depth, number)
                                 .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
                             lua::rawseti(L, cs.slot, n);
