@@ -86,23 +86,8 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a varint (up to 64 bits).
-    ///
-    /// A one-byte varint (values below 128, most lengths and small
-    /// integers) is read inline; longer ones take an out-of-line path, so
-    /// callers' loops stay small.
-    #[inline(always)]
+    #[inline]
     pub fn read_varint(&mut self) -> Result<u64> {
-        if let Some((&b, rest)) = self.rest.split_first()
-            && b < 0x80
-        {
-            self.rest = rest;
-            return Ok(u64::from(b));
-        }
-        self.read_varint_long()
-    }
-
-    #[inline(never)]
-    fn read_varint_long(&mut self) -> Result<u64> {
         match decode_varint(self.rest) {
             Ok((value, len)) => {
                 // `decode_varint` never reports more bytes than it was given.
