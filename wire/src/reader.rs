@@ -148,11 +148,24 @@ impl<'a> Reader<'a> {
     #[inline]
     pub fn read_len(&mut self) -> Result<usize> {
         let start = self.position();
-        let len = self.read_varint()?;
+        // Lengths below 128 (one byte) are the common case: read them
+        // inline, and keep the general decoder out of the caller's loop.
+        let len = match self.rest.split_first() {
+            Some((&b, rest)) if b < 0x80 => {
+                self.rest = rest;
+                u64::from(b)
+            }
+            _ => self.read_len_varint()?,
+        };
         if len > self.rest.len() as u64 {
             return Err(Error::new(ErrorKind::LengthOutOfBounds { len, remaining: self.rest.len() }, start));
         }
         Ok(len as usize)
+    }
+
+    #[inline(never)]
+    fn read_len_varint(&mut self) -> Result<u64> {
+        self.read_varint()
     }
 
     /// Reads a length-delimited value (wire type LEN) and returns its bytes.
