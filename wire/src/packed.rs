@@ -70,7 +70,7 @@ impl Iterator for PackedVarints<'_> {
 /// overwritten.
 ///
 /// Cost: the run is read in 8-byte words at a fixed stride, so no load
-/// depends on the length of the previous value (see [`decode_words`]);
+/// depends on the length of the previous value (see the private `decode_words`);
 /// values of 9 or 10 bytes and the last few values take the one-at-a-time
 /// path.
 pub fn decode_packed_varints(run: &[u8], base: usize, out: &mut [u64]) -> Result<usize> {
