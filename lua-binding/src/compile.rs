@@ -290,3 +290,25 @@ fn default_of(v: &prost_reflect::Value) -> DefaultValue {
         V::Message(_) | V::List(_) | V::Map(_) => DefaultValue::None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::compile_descriptor_set;
+
+    /// Found by `schema_load` (fuzz/regressions/schema_load/): a file whose
+    /// `syntax` is the empty string (proto2, by descriptor.proto) made
+    /// prost-reflect 0.16 index an empty list and panic.
+    #[test]
+    fn empty_syntax_is_proto2() {
+        let result = compile_descriptor_set(&[0x0a, 0x02, 0x62, 0x00]);
+        assert!(result.is_ok(), "{:?}", result.err());
+        // The fuzz input: then a second file, also without a name.
+        let twice = compile_descriptor_set(&[0x0a, 0x02, 0x62, 0x00, 0x0a, 0x00]);
+        assert!(twice.err().is_some_and(|e| e.contains("already been added")));
+        // The last syntax wins, as for any singular field.
+        let last_wins = [0x0a, 0x0a, 0x62, 0x06, b'p', b'r', b'o', b't', b'o', b'9', 0x62, 0x00];
+        assert!(compile_descriptor_set(&last_wins).is_ok());
+        let unknown = [0x0a, 0x08, 0x62, 0x06, b'p', b'r', b'o', b't', b'o', b'9'];
+        assert!(compile_descriptor_set(&unknown).err().is_some_and(|e| e.contains("proto9")));
+    }
+}

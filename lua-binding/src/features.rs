@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use pbwire::{Reader, WireType, Writer};
+use pbwire::{Reader, Tag, WireType, Writer};
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, EnumDescriptor, MessageDescriptor};
 
@@ -93,25 +93,27 @@ pub fn rewrite_editions(set: &[u8]) -> Result<(Vec<u8>, Vec<String>), String> {
             continue;
         }
         let file = r.read_len_bytes().map_err(bad)?;
-        match rewrite_file(file).map_err(bad)?.map_err(|syntax| format!("unknown syntax \"{syntax}\""))? {
-            Some((bytes, name)) => {
-                out.put_tag(tag);
-                out.put_len_bytes(&bytes);
-                names.push(name);
-            }
-            None => out.put_bytes(&set[at..r.position()]),
-        }
+        let (bytes, editions_name) =
+            rewrite_file(file).map_err(bad)?.map_err(|syntax| format!("unknown syntax \"{syntax}\""))?;
+        out.put_tag(tag);
+        out.put_len_bytes(&bytes);
+        names.extend(editions_name);
     }
     Ok((out.into_vec(), names))
 }
 
-/// `Some((rewritten, name))` when `file` is an editions file; the inner
-/// `Err` is a syntax this crate does not know.
-type Rewritten = Result<Option<(Vec<u8>, String)>, String>;
+/// The file with its `syntax` normalised, and its name when it is an
+/// editions file; the inner `Err` is a syntax this crate does not know.
+type Rewritten = Result<(Vec<u8>, Option<String>), String>;
 
+/// Copy `file` with its `syntax` fields replaced by one that prost-reflect
+/// accepts: the last one wins (as for any non-repeated field), `editions`
+/// becomes `proto2`, and an empty or absent syntax (proto2, by
+/// descriptor.proto) is left out — prost-reflect 0.16 panics on `""`.
 fn rewrite_file(file: &[u8]) -> Result<Rewritten, pbwire::Error> {
     let mut r = Reader::new(file);
-    let (mut name, mut editions) = (String::new(), false);
+    let mut name = String::new();
+    let mut syntax: &[u8] = b"";
     let mut out = Writer::new();
     while !r.is_empty() {
         let at = r.position();
@@ -121,18 +123,7 @@ fn rewrite_file(file: &[u8]) -> Result<Rewritten, pbwire::Error> {
                 name = String::from_utf8_lossy(r.read_len_bytes()?).into_owned();
                 out.put_bytes(&file[at..r.position()]);
             }
-            (12, WireType::Len) => {
-                let syntax = r.read_len_bytes()?;
-                match syntax {
-                    b"editions" => {
-                        editions = true;
-                        out.put_tag(tag);
-                        out.put_len_bytes(b"proto2");
-                    }
-                    b"" | b"proto2" | b"proto3" => out.put_bytes(&file[at..r.position()]),
-                    other => return Ok(Err(String::from_utf8_lossy(other).into_owned())),
-                }
-            }
+            (12, WireType::Len) => syntax = r.read_len_bytes()?,
             _ => {
                 r = Reader::with_offset(&file[at..], at);
                 r.read_tag()?;
@@ -141,7 +132,22 @@ fn rewrite_file(file: &[u8]) -> Result<Rewritten, pbwire::Error> {
             }
         }
     }
-    Ok(Ok(editions.then(|| (out.into_vec(), name))))
+    let syntax_tag = Tag::new(12, WireType::Len).expect("a valid tag");
+    let editions = match syntax {
+        b"" => false,
+        b"proto2" | b"proto3" => {
+            out.put_tag(syntax_tag);
+            out.put_len_bytes(syntax);
+            false
+        }
+        b"editions" => {
+            out.put_tag(syntax_tag);
+            out.put_len_bytes(b"proto2");
+            true
+        }
+        other => return Ok(Err(String::from_utf8_lossy(other).into_owned())),
+    };
+    Ok(Ok((out.into_vec(), editions.then_some(name))))
 }
 
 /// Resolves features for the elements of editions files.

@@ -154,3 +154,14 @@ T.test('encode walk (sparse tables): same checks and errors as the probe', funct
         T.eq(M:encode({ optional_int32 = 0, optional_string = '' }), '', how)
     end)
 end)
+
+T.test('regression: a file with syntax = "" loads as proto2; two nameless files are an error', function()
+    -- fuzz/regressions/schema_load/empty_syntax_string: prost-reflect
+    -- panicked on the empty syntax string.
+    local S = protolua.load(unhex('0a026200'))
+    T.eq(#S:messages(), 0)
+    T.raises("protolua: load:", function() return protolua.load(unhex('0a0262000a00')) end)
+    -- the last syntax wins; "editions" then "" is proto2
+    local fds = unhex('0a1a0a07782e70726f746f22030a014d620865646974696f6e736200')
+    T.eq(protolua.load(fds):message('M'):encode({}), '')
+end)
