@@ -6,8 +6,8 @@
 #   lua5.1     -> luarocks --lua-version 5.1 make
 #   lua5.4     -> luarocks --lua-version 5.4 make
 # A host that is missing is reported and skipped; set PROTOLUA_REQUIRE_HOSTS
-# The Lua headers (liblua5.1-0-dev, liblua5.4-dev) are what luarocks needs to build.
 # (e.g. "tarantool luajit lua5.1 lua5.4") to make a missing one an error.
+# luarocks builds against the Lua headers (liblua5.1-0-dev, liblua5.4-dev).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
