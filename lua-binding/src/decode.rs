@@ -22,6 +22,9 @@ use crate::schema::DefaultsMode;
 /// Repeated-field element counts kept in a frame-local array; fields whose
 /// slot is beyond this ask Lua for the length instead.
 const TRACKED_SLOTS: usize = 32;
+/// Values per step of a packed varint run (512 bytes of stack): enough for
+/// pbwire's 8-byte word loop to stay in its fast path.
+const PACKED_CHUNK: usize = 64;
 /// Oneofs whose current member is tracked in a frame-local array.
 const TRACKED_ONEOFS: usize = 8;
 /// Upper bound on the hash part pre-sized for a message table.
@@ -854,6 +857,9 @@ impl DecodeCtx<'_> {
             let s = f.slot as usize;
             let slot = cs.slot;
             let mut n = if s < TRACKED_SLOTS { cs.counts[s] as i64 } else { lua::rawlen(L, slot) as i64 };
+            if f.kind.wire_type() == WireType::Varint {
+                n = self.packed_varints(f, &mut sub, slot, n);
+            }
             while !sub.is_empty() {
                 n += 1;
                 self.scalar(f, &mut sub).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
@@ -864,6 +870,36 @@ impl DecodeCtx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// Push the varints of a packed run into the array at `slot` (its last
+    /// index is `n`) and return the new last index. They are cut out 8
+    /// bytes at a time into a stack buffer (pbwire's word loop), so no
+    /// per-element branch depends on a varint's length. Stops before a
+    /// chunk that holds a bad varint, leaving `sub` at that chunk for the
+    /// caller's element loop to report. Out of line: the buffer stays out
+    /// of the recursive message frame.
+    ///
+    /// # Safety
+    /// `slot` holds the array; one free stack slot (two for cdata).
+    #[inline(never)]
+    unsafe fn packed_varints(&self, f: &FieldPlan, sub: &mut Reader<'_>, slot: c_int, mut n: i64) -> i64 {
+        let mut buf = [0u64; PACKED_CHUNK];
+        while !sub.is_empty() {
+            let Ok((k, used)) = packed::decode_packed_varints_prefix(sub.rest(), sub.position(), &mut buf) else {
+                break;
+            };
+            for &v in &buf[..k] {
+                n += 1;
+                // SAFETY: caller's contract; rawseti pops the value.
+                unsafe {
+                    self.push_varint(f, v);
+                    lua::rawseti(self.L, slot, n);
+                }
+            }
+            let _ = sub.advance(used);
+        }
+        n
     }
 
     /// One map entry into field `fi`'s map. `Ok(false)`: the entry
@@ -980,6 +1016,26 @@ impl DecodeCtx<'_> {
         }
     }
 
+    /// Push the varint `v` as a value of `f`'s (varint) kind.
+    #[inline(always)]
+    unsafe fn push_varint(&self, f: &FieldPlan, v: u64) {
+        let L = self.L;
+        // SAFETY: one free slot (two for cdata), reserved by the frame.
+        unsafe {
+            match f.kind {
+                Kind::Int32 => lua::push_small_int(L, v as i32 as i64),
+                Kind::UInt32 => lua::push_small_int(L, v as u32 as i64),
+                Kind::SInt32 => lua::push_small_int(L, zigzag::decode_zigzag32(v as u32) as i64),
+                Kind::Int64 => self.push_64(v, true),
+                Kind::UInt64 => self.push_64(v, false),
+                Kind::SInt64 => self.push_64(zigzag::decode_zigzag64(v) as u64, true),
+                Kind::Bool => lua::push_bool(L, v != 0),
+                Kind::Enum => self.push_enum(f, v as i32),
+                _ => unreachable!("not a varint kind"),
+            }
+        }
+    }
+
     /// Push a 64-bit integer (bits `v`) as the `int64` option says.
     #[inline(always)]
     unsafe fn push_64(&self, v: u64, signed: bool) {
@@ -1062,27 +1118,14 @@ impl DecodeCtx<'_> {
         // SAFETY: one free slot (reserved by the frame); helpers index valid.
         unsafe {
             match f.kind {
-                Kind::Int32 => {
-                    lua::push_small_int(L, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as i32 as i64)
-                }
-                Kind::UInt32 => {
-                    lua::push_small_int(L, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as u32 as i64)
-                }
-                Kind::SInt32 => {
-                    let v = varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as u32;
-                    lua::push_small_int(L, zigzag::decode_zigzag32(v) as i64)
-                }
-                Kind::Int64 => self.push_64(varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?, true),
-                Kind::UInt64 => self.push_64(varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?, false),
-                Kind::SInt64 => {
-                    let v = varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?;
-                    self.push_64(zigzag::decode_zigzag64(v) as u64, true)
-                }
-                Kind::Bool => lua::push_bool(L, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? != 0),
-                Kind::Enum => {
-                    let v = varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as i32;
-                    self.push_enum(f, v)
-                }
+                Kind::Int32
+                | Kind::UInt32
+                | Kind::SInt32
+                | Kind::Int64
+                | Kind::UInt64
+                | Kind::SInt64
+                | Kind::Bool
+                | Kind::Enum => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
                 Kind::Fixed32 => {
                     lua::push_small_int(L, r.read_fixed32().map_err(|e| self.err.set(CodecError::wire(e)))? as i64)
                 }

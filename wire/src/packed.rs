@@ -89,6 +89,30 @@ pub fn decode_packed_varints(run: &[u8], base: usize, out: &mut [u64]) -> Result
     Ok(n)
 }
 
+/// Decodes the first varints of a packed run into `out`, as many as fit:
+/// returns `(values, bytes)`, the number of slots written and the length of
+/// the prefix of `run` they came from. Call it again on `&run[bytes..]`
+/// (with `base + bytes`) for the rest; the run is done when `bytes ==
+/// run.len()`. This is [`decode_packed_varints`] for a caller whose buffer
+/// is smaller than the run (a fixed stack buffer, say).
+///
+/// On error the slots before the bad varint hold its predecessors; which
+/// of them were written is not reported (decode them one at a time to
+/// find out).
+///
+/// Cost: as [`decode_packed_varints`]; the word-at-a-time loop needs 8 free
+/// slots per step, so an `out` of 64 slots or more keeps it busy.
+pub fn decode_packed_varints_prefix(run: &[u8], base: usize, out: &mut [u64]) -> Result<(usize, usize)> {
+    let (start, mut n) = decode_words(run, base, out)?;
+    let rest = run.get(start..).unwrap_or_default();
+    let mut reader = Reader::with_offset(rest, base + start);
+    while let (false, Some(slot)) = (reader.is_empty(), out.get_mut(n)) {
+        *slot = reader.read_varint()?;
+        n += 1;
+    }
+    Ok((n, run.len() - reader.remaining()))
+}
+
 /// Bit 7 of every byte of a word: set in `!word & HIGH` where a byte ends a
 /// varint.
 const HIGH: u64 = 0x8080_8080_8080_8080;

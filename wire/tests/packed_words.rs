@@ -4,7 +4,7 @@
 //! and offset, and on success no slot written past the last value.
 
 use pbwire::ErrorKind;
-use pbwire::packed::{count_packed_varints, decode_packed_varints};
+use pbwire::packed::{count_packed_varints, decode_packed_varints, decode_packed_varints_prefix};
 use pbwire::varint::{MAX_VARINT_LEN, decode_varint, encode_varint};
 use proptest::prelude::*;
 
@@ -164,6 +164,44 @@ proptest! {
         prop_assert_eq!(count, count_packed_varints_scalar(&run));
         check(&run, base, count + spare)?;
         check(&run, base, count.saturating_sub(short))?;
+    }
+
+    /// Decoding in chunks of `chunk` slots with `decode_packed_varints_prefix`
+    /// gives the reference's values, and its error kind and offset.
+    #[test]
+    fn prefix_chunks(run in prop::collection::vec(raw_byte(), 0..400), good in prop::collection::vec(value_any_len(), 0..200), chunk in 1usize..80, base in 0usize..50, well_formed: bool) {
+        let run = if well_formed {
+            let mut buf = Vec::new();
+            for &v in &good {
+                push(&mut buf, v);
+            }
+            buf
+        } else {
+            run
+        };
+        let (values, err) = reference(&run, base, usize::MAX);
+        let mut got = Vec::new();
+        let mut at = 0;
+        let mut out = vec![SENTINEL; chunk];
+        let result = loop {
+            if at == run.len() {
+                break None;
+            }
+            match decode_packed_varints_prefix(&run[at..], base + at, &mut out) {
+                Ok((n, used)) => {
+                    prop_assert!(n > 0 && used > 0, "no progress at {} of {:x?}", at, run);
+                    prop_assert!(out[n..].iter().all(|&v| v == SENTINEL));
+                    got.extend_from_slice(&out[..n]);
+                    at += used;
+                    out.fill(SENTINEL);
+                }
+                Err(e) => break Some((e.kind(), e.offset())),
+            }
+        };
+        prop_assert_eq!(result, err, "{:x?}", run);
+        if err.is_none() {
+            prop_assert_eq!(got, values);
+        }
     }
 
     /// Long runs of 1-byte values broken by longer ones (the all-1-byte
