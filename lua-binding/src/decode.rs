@@ -1123,14 +1123,27 @@ impl DecodeCtx<'_> {
         // SAFETY: one free slot (reserved by the frame); helpers index valid.
         unsafe {
             match f.kind {
-                Kind::Int32
-                | Kind::UInt32
-                | Kind::SInt32
-                | Kind::Int64
-                | Kind::UInt64
-                | Kind::SInt64
-                | Kind::Bool
-                | Kind::Enum => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
+                Kind::Int32 => {
+                    lua::push_small_int(L, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as i32 as i64)
+                }
+                Kind::UInt32 => {
+                    lua::push_small_int(L, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as u32 as i64)
+                }
+                Kind::SInt32 => {
+                    let v = varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as u32;
+                    lua::push_small_int(L, zigzag::decode_zigzag32(v) as i64)
+                }
+                Kind::Int64 => self.push_64(varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?, true),
+                Kind::UInt64 => self.push_64(varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?, false),
+                Kind::SInt64 => {
+                    let v = varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?;
+                    self.push_64(zigzag::decode_zigzag64(v) as u64, true)
+                }
+                Kind::Bool => lua::push_bool(L, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? != 0),
+                Kind::Enum => {
+                    let v = varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as i32;
+                    self.push_enum(f, v)
+                }
                 Kind::Fixed32 => {
                     lua::push_small_int(L, r.read_fixed32().map_err(|e| self.err.set(CodecError::wire(e)))? as i64)
                 }
