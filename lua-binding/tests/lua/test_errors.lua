@@ -351,3 +351,27 @@ T.test('errors 100000 failing encodes leak nothing', function()
     if grew >= 100 then error(string.format('Lua memory grew by %.1f KB over 100000 failing encodes', grew)) end
     still_works()
 end)
+
+T.test('errors: a bad varint deep in a long packed run names its element and byte', function()
+    -- 100 good values, then an 11-byte varint, then more: the chunked
+    -- (8-bytes-at-a-time) path must hand the error to the element loop.
+    local body = string.rep('\1', 100) .. string.rep('\255', 10) .. '\1' .. string.rep('\2', 50)
+    local bin = tag(5, 2) .. varint(#body) .. body
+    T.raises('field lucky_numbers[101]: varint', function() return Person:decode(bin) end)
+    T.raises('at byte 103', function() return Person:decode(bin) end)
+    -- cut inside the last value
+    body = string.rep('\1', 100) .. '\130'
+    T.raises('field lucky_numbers[101]: truncated input at byte 102', function()
+        return Person:decode(tag(5, 2) .. varint(#body) .. body)
+    end)
+    -- long runs of mixed widths, and two runs of one field append
+    local vals, parts = {}, {}
+    for i = 1, 300 do
+        vals[i] = (i * 7919) % 70000 - (i % 3 == 0 and 70000 or 0)
+    end
+    local t = Person:decode(Person:encode({ lucky_numbers = vals }) .. Person:encode({ lucky_numbers = { 1, 2, 3 } }))
+    T.eq(#t.lucky_numbers, 303)
+    for i = 1, 300 do parts[i] = t.lucky_numbers[i] end
+    T.eq(parts, vals)
+    T.eq(t.lucky_numbers[303], 3)
+end)
