@@ -201,7 +201,34 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
             is_map_entry: m.is_map_entry(),
         });
     }
+    check_map_entries(&plans)?;
     Ok(plans)
+}
+
+/// Every map field's entry message is what protoc makes of `map<K, V>`:
+/// exactly `key = 1` and `value = 2`, singular, outside any oneof, with an
+/// integral, bool or string key. The codec relies on it (`fields[0]` is
+/// the key, `fields[1]` the value); a hand-made or corrupt descriptor set
+/// that breaks it is refused here, as protoc refuses it.
+fn check_map_entries(plans: &Plans) -> Result<(), String> {
+    for m in plans.messages.iter() {
+        for f in m.fields.iter().filter(|f| f.card == Card::Map) {
+            let entry = &plans.messages[f.sub as usize];
+            let bad = |why: &str| format!("{}.{}: map entry {} {why}", m.full_name, f.name, entry.full_name);
+            let [key, value] = &entry.fields[..] else {
+                return Err(bad(&format!("has {} fields, not key = 1 and value = 2", entry.fields.len())));
+            };
+            for (member, number, name) in [(key, 1, "key"), (value, 2, "value")] {
+                if member.number != number || member.card != Card::Single || member.oneof != NO_ONEOF {
+                    return Err(bad(&format!("needs a singular field {name} = {number}")));
+                }
+            }
+            if matches!(key.kind, Kind::Float | Kind::Double | Kind::Bytes | Kind::Enum | Kind::Message | Kind::Group) {
+                return Err(bad("has a key type a map cannot have"));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A member of a message: a declared field or an extension of it.
@@ -310,5 +337,19 @@ mod tests {
         assert!(compile_descriptor_set(&last_wins).is_ok());
         let unknown = [0x0a, 0x08, 0x62, 0x06, b'p', b'r', b'o', b't', b'o', b'9'];
         assert!(compile_descriptor_set(&unknown).err().is_some_and(|e| e.contains("proto9")));
+    }
+
+    /// Found by `schema_load` (fuzz/regressions/schema_load/): a map entry
+    /// message with only a key field made `Msg:fields()` (and decode) index
+    /// a value field that was not there.
+    #[test]
+    fn malformed_map_entry_is_an_error() {
+        let set = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../fuzz/regressions/schema_load/map_entry_without_value"
+        ))
+        .expect("the regression input");
+        let err = compile_descriptor_set(&set).err().unwrap_or_default();
+        assert!(err.contains("M.m: map entry M.MEntry has 1 fields"), "{err}");
     }
 }

@@ -165,3 +165,15 @@ T.test('regression: a file with syntax = "" loads as proto2; two nameless files 
     local fds = unhex('0a1a0a07782e70726f746f22030a014d620865646974696f6e736200')
     T.eq(protolua.load(fds):message('M'):encode({}), '')
 end)
+
+T.test('regression: a map entry message without its value field is refused at load', function()
+    -- fuzz/regressions/schema_load/map_entry_without_value: M.m is
+    -- map<string, ?> whose entry M.MEntry has only `key`; Msg:fields()
+    -- and decode indexed the missing value field.
+    local f = assert(io.open(FIXTURES .. '/../fuzz/regressions/schema_load/map_entry_without_value', 'rb'))
+    local fds = f:read('*a')
+    f:close()
+    T.raises('protolua: load: M.m: map entry M.MEntry has 1 fields, not key = 1 and value = 2', function()
+        return protolua.load(fds)
+    end)
+end)
