@@ -1,13 +1,17 @@
 //! Packed runs: `count_packed_varints` equals the number of values decoded
 //! (for a well-formed run), decode into a buffer equals the iterator and the
-//! one-varint-at-a-time loop; fixed-width runs check alignment.
+//! one-varint-at-a-time loop, and so does decoding in chunks of 1..=64 values
+//! with `decode_packed_varints_prefix`; fixed-width runs check alignment.
 //! UTF-8: `validate_utf8` agrees with `core::str::from_utf8`, error offset
 //! included, on the raw input and on long padded copies (SIMD path).
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use pbwire::ErrorKind;
-use pbwire::packed::{PackedVarints, count_packed_varints, decode_packed_varints, packed_fixed32, packed_fixed64};
+use pbwire::packed::{
+    PackedVarints, count_packed_varints, decode_packed_varints, decode_packed_varints_prefix, packed_fixed32,
+    packed_fixed64,
+};
 use pbwire::utf8::{SIMD_THRESHOLD, validate_utf8};
 use pbwire::varint::decode_varint;
 
@@ -70,6 +74,28 @@ fuzz_target!(|data: &[u8]| {
     // Well-formed runs: every terminator ends exactly one value.
     if ref_err.is_none() {
         assert_eq!(reference.len(), count);
+    }
+    // In chunks (the size from the first byte): the same values, the same
+    // error offset and kind.
+    let chunk = usize::from(data.first().copied().unwrap_or(0) % 64) + 1;
+    let mut buf = vec![0u64; chunk];
+    let (mut got, mut at, mut chunk_err) = (Vec::new(), 0, None);
+    while at < data.len() {
+        match decode_packed_varints_prefix(&data[at..], base + at, &mut buf) {
+            Ok((n, used)) => {
+                assert!(n > 0 && used > 0 && n <= chunk, "no progress");
+                got.extend_from_slice(&buf[..n]);
+                at += used;
+            }
+            Err(e) => {
+                chunk_err = Some((e.kind(), e.offset()));
+                break;
+            }
+        }
+    }
+    assert_eq!(chunk_err, ref_err);
+    if ref_err.is_none() {
+        assert_eq!(got, reference);
     }
     // Fixed-width runs.
     match packed_fixed32(data, base) {
