@@ -74,19 +74,10 @@ impl Iterator for PackedVarints<'_> {
 /// values of 9 or 10 bytes and the last few values take the one-at-a-time
 /// path.
 pub fn decode_packed_varints(run: &[u8], base: usize, out: &mut [u64]) -> Result<usize> {
-    let (start, n) = decode_words(run, base, out)?;
-    let rest = run.get(start..).unwrap_or_default();
-    let mut reader = Reader::with_offset(rest, base + start);
-    let mut n = n;
-    while !reader.is_empty() {
-        let slot = match out.get_mut(n) {
-            Some(slot) => slot,
-            None => return Err(Error::new(ErrorKind::Truncated, reader.position())),
-        };
-        *slot = reader.read_varint()?;
-        n += 1;
+    match decode_packed_varints_prefix(run, base, out)? {
+        (n, used) if used == run.len() => Ok(n),
+        (_, used) => Err(Error::new(ErrorKind::Truncated, base + used)),
     }
-    Ok(n)
 }
 
 /// Decodes the first varints of a packed run into `out`, as many as fit:
