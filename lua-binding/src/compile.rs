@@ -321,6 +321,10 @@ fn default_of(v: &prost_reflect::Value) -> DefaultValue {
 #[cfg(test)]
 mod tests {
     use super::compile_descriptor_set;
+    use prost_reflect::prost_types::field_descriptor_proto::{Label, Type};
+    use prost_reflect::prost_types::{
+        DescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet, MessageOptions,
+    };
 
     /// Found by `schema_load` (fuzz/regressions/schema_load/): a file whose
     /// `syntax` is the empty string (proto2, by descriptor.proto) made
@@ -337,6 +341,55 @@ mod tests {
         assert!(compile_descriptor_set(&last_wins).is_ok());
         let unknown = [0x0a, 0x08, 0x62, 0x06, b'p', b'r', b'o', b't', b'o', b'9'];
         assert!(compile_descriptor_set(&unknown).err().is_some_and(|e| e.contains("proto9")));
+    }
+
+    /// `message M { map<K, int32> m = 1; }` with the entry's key field
+    /// given by `key` (name, number, type, label) and its `map_entry`
+    /// option set, serialized as a FileDescriptorSet.
+    fn map_set(key: (&str, i32, Type, Label)) -> Vec<u8> {
+        use prost::Message as _;
+        let field = |name: &str, number, ty: Type, label: Label, type_name: Option<&str>| FieldDescriptorProto {
+            name: Some(name.into()),
+            number: Some(number),
+            r#type: Some(ty as i32),
+            label: Some(label as i32),
+            type_name: type_name.map(Into::into),
+            ..Default::default()
+        };
+        let entry = DescriptorProto {
+            name: Some("MEntry".into()),
+            field: vec![field(key.0, key.1, key.2, key.3, None), field("value", 2, Type::Int32, Label::Optional, None)],
+            options: Some(MessageOptions { map_entry: Some(true), ..Default::default() }),
+            ..Default::default()
+        };
+        let m = DescriptorProto {
+            name: Some("M".into()),
+            field: vec![field("m", 1, Type::Message, Label::Repeated, Some(".M.MEntry"))],
+            nested_type: vec![entry],
+            ..Default::default()
+        };
+        let file = FileDescriptorProto {
+            name: Some("m.proto".into()),
+            message_type: vec![m],
+            syntax: Some("proto3".into()),
+            ..Default::default()
+        };
+        FileDescriptorSet { file: vec![file] }.encode_to_vec()
+    }
+
+    #[test]
+    fn map_entry_shape_is_checked() {
+        let ok = compile_descriptor_set(&map_set(("key", 1, Type::String, Label::Optional)));
+        assert!(ok.is_ok(), "{:?}", ok.err());
+        let err = |key| compile_descriptor_set(&map_set(key)).err().unwrap_or_default();
+        let e = err(("key", 1, Type::Double, Label::Optional));
+        assert!(e.contains("M.m: map entry M.MEntry has a key type a map cannot have"), "{e}");
+        let e = err(("key", 1, Type::Bytes, Label::Optional));
+        assert!(e.contains("has a key type a map cannot have"), "{e}");
+        let e = err(("key", 3, Type::String, Label::Optional));
+        assert!(e.contains("M.m: map entry M.MEntry needs a singular field key = 1"), "{e}");
+        let e = err(("key", 1, Type::String, Label::Repeated));
+        assert!(e.contains("needs a singular field key = 1"), "{e}");
     }
 
     /// Found by `schema_load` (fuzz/regressions/schema_load/): a map entry

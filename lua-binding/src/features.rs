@@ -3,7 +3,8 @@
 //!
 //! `prost-reflect` only knows proto2 and proto3, so [`rewrite_editions`]
 //! hands it each editions file marked as proto2 and remembers which files
-//! they were. [`Resolver`] then computes the resolved feature set of every
+//! they were (it also normalises every file's `syntax`: last one wins, an
+//! empty one, which prost-reflect 0.16 panics on, is dropped). [`Resolver`] then computes the resolved feature set of every
 //! field and enum of those files (edition defaults, then the file's,
 //! each enclosing message's and the element's own `features` option), and
 //! the compiler takes presence, packing, UTF-8 checks, delimited encoding
