@@ -894,12 +894,18 @@ impl DecodeCtx<'_> {
             let Ok((k, used)) = packed::decode_packed_varints_prefix(sub.rest(), sub.position(), &mut buf) else {
                 break;
             };
-            for &v in &buf[..k] {
-                n += 1;
-                // SAFETY: caller's contract; rawseti pops the value.
-                unsafe {
-                    self.push_varint(f, v);
-                    lua::rawseti(self.L, slot, n);
+            let values = &buf[..k];
+            // The kind's conversion is chosen once per chunk, not per
+            // element: each arm is its own loop.
+            // SAFETY: caller's contract (one free slot per push, popped
+            // by rawseti).
+            unsafe {
+                match f.kind {
+                    Kind::Int32 => self.push_each(values, slot, &mut n, |v| self.push_varint_as(Kind::Int32, f, v)),
+                    Kind::UInt32 => self.push_each(values, slot, &mut n, |v| self.push_varint_as(Kind::UInt32, f, v)),
+                    Kind::SInt32 => self.push_each(values, slot, &mut n, |v| self.push_varint_as(Kind::SInt32, f, v)),
+                    Kind::Bool => self.push_each(values, slot, &mut n, |v| self.push_varint_as(Kind::Bool, f, v)),
+                    _ => self.push_each(values, slot, &mut n, |v| self.push_varint(f, v)),
                 }
             }
             let _ = sub.advance(used);
@@ -1021,13 +1027,31 @@ impl DecodeCtx<'_> {
         }
     }
 
-    /// Push the varint `v` as a value of `f`'s (varint) kind.
+    /// `push(v)` then `rawseti(slot, n + 1)` for each value, `n` counting.
+    ///
+    /// # Safety
+    /// `slot` holds the array; `push` pushes exactly one value.
     #[inline(always)]
-    unsafe fn push_varint(&self, f: &FieldPlan, v: u64) {
+    unsafe fn push_each(&self, values: &[u64], slot: c_int, n: &mut i64, push: impl Fn(u64)) {
+        for &v in values {
+            *n += 1;
+            push(v);
+            // SAFETY: caller's contract; rawseti pops the value.
+            unsafe { lua::rawseti(self.L, slot, *n) };
+        }
+    }
+
+    /// [`Self::push_varint`] with the kind given (a constant at the call
+    /// sites, so the match folds away).
+    ///
+    /// # Safety
+    /// One free stack slot (two for cdata).
+    #[inline(always)]
+    unsafe fn push_varint_as(&self, kind: Kind, f: &FieldPlan, v: u64) {
         let L = self.L;
-        // SAFETY: one free slot (two for cdata), reserved by the frame.
+        // SAFETY: one free slot (two for cdata), the caller's contract.
         unsafe {
-            match f.kind {
+            match kind {
                 Kind::Int32 => lua::push_small_int(L, v as i32 as i64),
                 Kind::UInt32 => lua::push_small_int(L, v as u32 as i64),
                 Kind::SInt32 => lua::push_small_int(L, zigzag::decode_zigzag32(v as u32) as i64),
@@ -1039,6 +1063,13 @@ impl DecodeCtx<'_> {
                 _ => unreachable!("not a varint kind"),
             }
         }
+    }
+
+    /// Push the varint `v` as a value of `f`'s (varint) kind.
+    #[inline(always)]
+    unsafe fn push_varint(&self, f: &FieldPlan, v: u64) {
+        // SAFETY: forwarded.
+        unsafe { self.push_varint_as(f.kind, f, v) }
     }
 
     /// Push a 64-bit integer (bits `v`) as the `int64` option says.
