@@ -1154,17 +1154,32 @@ impl DecodeCtx<'_> {
         // SAFETY: one free slot (reserved by the frame); helpers index valid.
         unsafe {
             match f.kind {
-                // One arm per kind, so that each inlines its own varint
-                // read and `push_varint` folds to that kind's push (one
-                // shared arm for all eight cost +2 % on Person 100B).
-                Kind::Int32 => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
-                Kind::UInt32 => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
-                Kind::SInt32 => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
-                Kind::Int64 => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
-                Kind::UInt64 => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
-                Kind::SInt64 => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
-                Kind::Bool => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
-                Kind::Enum => self.push_varint(f, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?),
+                // The varint kinds spell their pushes out instead of calling
+                // push_varint per arm: in debug builds that inlines the whole
+                // conversion eight times into the recursive message frame,
+                // and 100 levels no longer fit a fiber-sized stack
+                // (adversarial `default_max_depth_fits_a_fiber_stack`).
+                Kind::Int32 => {
+                    lua::push_small_int(L, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as i32 as i64)
+                }
+                Kind::UInt32 => {
+                    lua::push_small_int(L, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as u32 as i64)
+                }
+                Kind::SInt32 => {
+                    let v = varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as u32;
+                    lua::push_small_int(L, zigzag::decode_zigzag32(v) as i64)
+                }
+                Kind::Int64 => self.push_64(varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?, true),
+                Kind::UInt64 => self.push_64(varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?, false),
+                Kind::SInt64 => {
+                    let v = varint(r).map_err(|e| self.err.set(CodecError::wire(e)))?;
+                    self.push_64(zigzag::decode_zigzag64(v) as u64, true)
+                }
+                Kind::Bool => lua::push_bool(L, varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? != 0),
+                Kind::Enum => {
+                    let v = varint(r).map_err(|e| self.err.set(CodecError::wire(e)))? as i32;
+                    self.push_enum(f, v)
+                }
                 Kind::Fixed32 => {
                     lua::push_small_int(L, r.read_fixed32().map_err(|e| self.err.set(CodecError::wire(e)))? as i64)
                 }
