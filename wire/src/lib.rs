@@ -20,7 +20,9 @@
 //! - `#![no_std]`; `alloc` only for [`Writer`].
 //! - No input makes a function panic or read out of bounds: every fast path
 //!   (e.g. the unrolled varint decoder, taken when 10 bytes remain) has a
-//!   bounds-checked slow path, and the crate has no `unsafe` code.
+//!   bounds-checked slow path. The crate denies `unsafe` code but for one
+//!   call: with `std` on x86_64, the packed-run word loop's AVX2/BMI2 build,
+//!   called only after `is_x86_feature_detected!` says the CPU has both.
 //! - Exactly protobuf's rules: varints of at most 10 bytes whose 10th byte
 //!   is 0 or 1; tags with field numbers `1..=2^29-1` and wire types `0..=5`;
 //!   LEN prefixes checked against what remains, in `u64` (no overflow on
@@ -45,7 +47,7 @@
 //! # Ok::<(), pbwire::Error>(())
 //! ```
 #![no_std]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
