@@ -411,6 +411,13 @@ fn pbwire_packed(out: &mut Vec<u64>, run: &[u8]) -> usize {
     decode_packed_varints(run, 0, out).unwrap_or(0)
 }
 
+/// The decode alone, into a slice already sized (as the codec does with
+/// its fixed stack buffer): no count, no zeroing.
+#[inline(never)]
+fn pbwire_packed_into(out: &mut [u64], run: &[u8]) -> usize {
+    decode_packed_varints(run, 0, out).unwrap_or(0)
+}
+
 #[inline(never)]
 fn pbwire_packed_count(run: &[u8]) -> usize {
     count_packed_varints(run)
@@ -490,6 +497,11 @@ fn bench_packed(c: &mut Criterion) {
             g.throughput(Throughput::Bytes(run.len() as u64));
             g.bench_with_input(BenchmarkId::new("pbwire", &id), &run, |b, x| {
                 b.iter(|| pbwire_packed(&mut out, black_box(x)))
+            });
+            let mut sized = vec![0u64; n];
+            assert_eq!(pbwire_packed_into(&mut sized, &run), n);
+            g.bench_with_input(BenchmarkId::new("pbwire_decode_only", &id), &run, |b, x| {
+                b.iter(|| pbwire_packed_into(&mut sized, black_box(x)))
             });
             g.bench_with_input(BenchmarkId::new("pbwire_scalar", &id), &run, |b, x| {
                 b.iter(|| pbwire_packed_scalar(&mut out, black_box(x)))
