@@ -114,6 +114,11 @@ impl Writer {
             self.buf.push(value as u8);
             return;
         }
+        if value < 0x4000 {
+            // Lengths and numbers below 16384: the commonest longer case.
+            self.buf.extend_from_slice(&[value as u8 | 0x80, (value >> 7) as u8]);
+            return;
+        }
         let mut bytes = [0u8; MAX_VARINT_LEN];
         let len = encode_varint(value, &mut bytes);
         self.put_prefix(&bytes, len);
