@@ -108,17 +108,23 @@ impl Writer {
     }
 
     /// Appends a varint.
-    #[inline]
+    ///
+    /// Values below 16384 (tags, most lengths and small numbers) are
+    /// written inline at the call site; longer ones by an out-of-line call.
+    #[inline(always)]
     pub fn put_varint(&mut self, value: u64) {
         if value < 0x80 {
             self.buf.push(value as u8);
-            return;
-        }
-        if value < 0x4000 {
-            // Lengths and numbers below 16384: the commonest longer case.
+        } else if value < 0x4000 {
             self.buf.extend_from_slice(&[value as u8 | 0x80, (value >> 7) as u8]);
-            return;
+        } else {
+            self.put_varint_long(value);
         }
+    }
+
+    /// [`Writer::put_varint`] for values of 16384 and up (3 to 10 bytes).
+    #[inline(never)]
+    fn put_varint_long(&mut self, value: u64) {
         let mut bytes = [0u8; MAX_VARINT_LEN];
         let len = encode_varint(value, &mut bytes);
         self.put_prefix(&bytes, len);
