@@ -577,13 +577,39 @@ impl EncodeCtx<'_> {
                 return Ok(());
             }
             match f.kind {
-                Kind::Message | Kind::Group | Kind::String | Kind::Bytes => {
+                Kind::Message | Kind::Group => {
                     self.each_element(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?
                 }
+                Kind::String | Kind::Bytes => self.string_elements(mi, fi, f, arr, n, &mut out.w)?,
                 _ => self.scalar_elements(mi, fi, f, arr, n, true, &mut out.w)?,
             }
         }
         Ok(())
+    }
+
+    /// The elements of a repeated string/bytes field, each with its tag:
+    /// what [`Self::element`] and [`Self::string_value`] do per element,
+    /// in one loop without their two calls.
+    #[inline(never)]
+    unsafe fn string_elements(&self, mi: u32, fi: usize, f: &FieldPlan, arr: c_int, n: usize, w: &mut Writer) -> Res {
+        let check_utf8 = f.utf8 && self.utf8;
+        // SAFETY: forwarded from `repeated` (`arr` a table, stack reserved
+        // by `each_element`); a string slot is read only after its type is
+        // checked, and stays anchored in `arr` for the whole encode.
+        unsafe {
+            self.each_element(mi, fi, arr, n, |v, ety| {
+                if ety != ffi::LUA_TSTRING {
+                    return Err(self.err.set(wrong("string", ety)));
+                }
+                let s = lua::string_bytes(self.L, v);
+                if check_utf8 && utf8::validate_utf8(s, 0).is_err() {
+                    return Err(self.err.set(CodecError::new(ErrorKind::InvalidUtf8, None)));
+                }
+                w.put_encoded_tag(&f.tag);
+                w.put_len_bytes(s);
+                Ok(())
+            })
+        }
     }
 
     /// The elements of a repeated scalar field (packed run, or each with
