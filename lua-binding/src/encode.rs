@@ -570,15 +570,109 @@ impl EncodeCtx<'_> {
                     }
                     None => Some(out.w.begin_len()),
                 };
-                self.each_element(mi, fi, arr, n, |v, ety| self.scalar(f, v, ety, &mut out.w).map(|_| ()))?;
+                self.scalar_elements(mi, fi, f, arr, n, false, &mut out.w)?;
                 if let Some(mark) = mark {
                     out.w.end_len(mark);
                 }
                 return Ok(());
             }
-            self.each_element(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?;
+            match f.kind {
+                Kind::Message | Kind::Group => {
+                    self.each_element(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?
+                }
+                Kind::String | Kind::Bytes => self.string_elements(mi, fi, f, arr, n, &mut out.w)?,
+                _ => self.scalar_elements(mi, fi, f, arr, n, true, &mut out.w)?,
+            }
         }
         Ok(())
+    }
+
+    /// The elements of a repeated string/bytes field, each with its tag:
+    /// what [`Self::element`] and [`Self::string_value`] do per element,
+    /// in one loop without their two calls.
+    #[inline(never)]
+    unsafe fn string_elements(&self, mi: u32, fi: usize, f: &FieldPlan, arr: c_int, n: usize, w: &mut Writer) -> Res {
+        let check_utf8 = f.utf8 && self.utf8;
+        // SAFETY: forwarded from `repeated` (`arr` a table, stack reserved
+        // by `each_element`); a string slot is read only after its type is
+        // checked, and stays anchored in `arr` for the whole encode.
+        unsafe {
+            self.each_element(mi, fi, arr, n, |v, ety| {
+                if ety != ffi::LUA_TSTRING {
+                    return Err(self.err.set(wrong("string", ety)));
+                }
+                let s = lua::string_bytes(self.L, v);
+                if check_utf8 && utf8::validate_utf8(s, 0).is_err() {
+                    return Err(self.err.set(CodecError::new(ErrorKind::InvalidUtf8, None)));
+                }
+                w.put_encoded_tag(&f.tag);
+                w.put_len_bytes(s);
+                Ok(())
+            })
+        }
+    }
+
+    /// The elements of a repeated scalar field (packed run, or each with
+    /// its tag when `tagged`). The kind is matched once per field, not per
+    /// element: each integer kind gets its own loop, in which the one-call
+    /// read ([`Self::small_integer`]) and the write are inlined, and only
+    /// the values it leaves (strings, cdata, errors) go through
+    /// [`Self::scalar`]. Other kinds take `scalar` for every element.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn scalar_elements(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        arr: c_int,
+        n: usize,
+        tagged: bool,
+        w: &mut Writer,
+    ) -> Res {
+        // One loop per kind, `$kind` a constant so that the range check of
+        // `small_integer` folds; `$put` writes the value read.
+        macro_rules! ints {
+            ($kind:expr, $put:expr) => {
+                self.each_element(mi, fi, arr, n, |v, ety| {
+                    if tagged {
+                        w.put_encoded_tag(&f.tag);
+                    }
+                    match self.small_integer($kind, v, ety) {
+                        Some(i) => {
+                            #[allow(clippy::redundant_closure_call)]
+                            ($put)(&mut *w, i);
+                            Ok(())
+                        }
+                        None => self.scalar(f, v, ety, w).map(|_| ()),
+                    }
+                })
+            };
+        }
+        // SAFETY: forwarded from `repeated` (`arr` a table, stack reserved
+        // by `each_element`).
+        unsafe {
+            match f.kind {
+                Kind::Int32 => ints!(Kind::Int32, |w: &mut Writer, i: i64| w.put_varint(i as u64)),
+                Kind::Int64 => ints!(Kind::Int64, |w: &mut Writer, i: i64| w.put_varint(i as u64)),
+                Kind::UInt32 => ints!(Kind::UInt32, |w: &mut Writer, i: i64| w.put_varint(i as u64)),
+                Kind::UInt64 => ints!(Kind::UInt64, |w: &mut Writer, i: i64| w.put_varint(i as u64)),
+                Kind::SInt32 => {
+                    ints!(Kind::SInt32, |w: &mut Writer, i: i64| w.put_varint(zigzag::encode_zigzag32(i as i32) as u64))
+                }
+                Kind::SInt64 => ints!(Kind::SInt64, |w: &mut Writer, i: i64| w.put_varint(zigzag::encode_zigzag64(i))),
+                Kind::Fixed32 => ints!(Kind::Fixed32, |w: &mut Writer, i: i64| w.put_fixed32(i as u32)),
+                Kind::SFixed32 => ints!(Kind::SFixed32, |w: &mut Writer, i: i64| w.put_fixed32(i as u32)),
+                Kind::Fixed64 => ints!(Kind::Fixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
+                Kind::SFixed64 => ints!(Kind::SFixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
+                _ => self.each_element(mi, fi, arr, n, |v, ety| {
+                    if tagged {
+                        w.put_encoded_tag(&f.tag);
+                    }
+                    self.scalar(f, v, ety, w).map(|_| ())
+                }),
+            }
+        }
     }
 
     /// Call `each(index, type)` on `arr[1..=n]`, pushing the elements in

@@ -124,4 +124,11 @@ impl EncodedTag {
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..self.len as usize]
     }
+
+    /// The encoded bytes as a fixed-size array (zero padded) and how many
+    /// of them count.
+    #[inline]
+    pub fn parts(&self) -> (&[u8; 5], usize) {
+        (&self.bytes, self.len as usize)
+    }
 }
