@@ -180,9 +180,19 @@ fn word_loop<const WIDE_CUTS: bool>(run: &[u8], base: usize, out: &mut [u64]) ->
             pos += 8;
             continue;
         }
-        if terminators << carry_len8 == 0 {
-            // The value that goes on into this word is longer than 8 bytes
-            // (or this word has no terminator): decode it alone.
+        if terminators << carry_len8 == 0
+            && (terminators == 0 || {
+                // The value carried into this word is longer than 8 bytes
+                // but ends here: it is cut like any other (its bits past 64
+                // belong to a 10th byte, 0 when valid) once its length and
+                // last byte are checked, (length, last byte) ≤ (10, 1).
+                let end = terminators.trailing_zeros() | 7;
+                let len = carry_len8 / 8 + end / 8 + 1;
+                (len << 8 | ((w >> (end - 7)) & 0xff) as u32) > 0x0a01
+            })
+        {
+            // No terminator in this word, or a bad or overlong varint:
+            // decode it alone.
             let start = pos - (carry_len8 / 8) as usize;
             let rest = run.get(start..).unwrap_or_default();
             match crate::varint::decode_varint(rest) {
