@@ -1024,6 +1024,25 @@ mod writer {
     use super::*;
     use pbwire::Writer;
 
+    /// Every varint length, at both ends of it, appended after other bytes:
+    /// the same bytes as `encode_varint`, and nothing after them.
+    #[test]
+    fn put_varint_every_length() {
+        let mut w = Writer::new();
+        for bits in 0..=64u32 {
+            let top = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+            for value in [top, top.wrapping_add(1), top >> 1 | 1, top ^ 0x5555_5555_5555_5555 & top] {
+                w.clear();
+                w.put_bytes(b"ab");
+                w.put_varint(value);
+                let mut want = [0u8; MAX_VARINT_LEN];
+                let n = encode_varint(value, &mut want);
+                assert_eq!(&w.as_slice()[..2], b"ab");
+                assert_eq!(&w.as_slice()[2..], &want[..n], "{value:#x}");
+            }
+        }
+    }
+
     #[test]
     fn put_primitives() {
         let mut w = Writer::new();
