@@ -48,25 +48,60 @@ fn presize(plan: &MessagePlan, r: &Reader<'_>) -> usize {
     if r.remaining() > SCAN_PRESIZE {
         return estimate;
     }
-    let mut scan = r.clone();
-    let mut n = 0;
-    while n < cap && !scan.is_empty() {
-        let Ok(tag) = scan.read_tag() else { break };
-        let read = match tag.wire_type() {
-            WireType::Varint => scan.read_varint().is_ok(),
-            WireType::I64 => scan.read_fixed64().is_ok(),
-            WireType::I32 => scan.read_fixed32().is_ok(),
-            WireType::Len => scan.read_len_bytes().is_ok(),
+    // On the bytes, not through `Reader`: the count is only a size hint,
+    // so the scan needs no error values (the decode reports bad input).
+    let b = r.rest();
+    let (mut p, mut n) = (0, 0);
+    while n < cap && p < b.len() {
+        let wt = b[p] & 7;
+        let Some((tag, q)) = scan_varint(b, p) else { break };
+        match wt {
             // The end of this group's body.
-            WireType::EndGroup => break,
-            WireType::StartGroup => return estimate,
-        };
-        if !read {
-            break; // the decode itself reports it
+            4 => break,
+            3 => return estimate,
+            _ if tag >> 3 == 0 => break,
+            _ => {}
         }
+        let Some(e) = scan_value(b, q, wt) else { break };
+        p = e;
         n += 1;
     }
     n
+}
+
+/// The varint at `b[p..]` and the position after it, for the size scans:
+/// one-byte values inline, longer ones through pbwire out of line.
+#[inline(always)]
+fn scan_varint(b: &[u8], p: usize) -> Option<(u64, usize)> {
+    match b.get(p) {
+        Some(&x) if x < 0x80 => Some((u64::from(x), p + 1)),
+        Some(_) => scan_varint_long(b, p),
+        None => None,
+    }
+}
+
+#[inline(never)]
+fn scan_varint_long(b: &[u8], p: usize) -> Option<(u64, usize)> {
+    let (v, n) = pbwire::varint::decode_varint(b.get(p..)?).ok()?;
+    Some((v, p + n))
+}
+
+/// The position after the value of wire type `wt` (VARINT, I64, LEN or
+/// I32) starting at `b[p..]`; `None` for anything else or a value that
+/// does not fit.
+#[inline(always)]
+fn scan_value(b: &[u8], p: usize, wt: u8) -> Option<usize> {
+    let end = match wt {
+        0 => return scan_varint(b, p).map(|(_, e)| e),
+        1 => p + 8,
+        5 => p + 4,
+        2 => {
+            let (len, q) = scan_varint(b, p)?;
+            q.checked_add(usize::try_from(len).ok()?)?
+        }
+        _ => return None,
+    };
+    (end <= b.len()).then_some(end)
 }
 
 /// Everything a decode needs besides the input.
@@ -186,23 +221,18 @@ impl Containers {
 /// reports it).
 #[inline(never)]
 fn count_run(r: &Reader<'_>, tag: Tag) -> usize {
-    let mut scan = r.clone();
-    let mut n = 0;
+    // On the bytes, like `presize`: the next tag is compared as encoded.
+    let b = r.rest();
+    let wt = tag.raw() as u8 & 7;
+    let enc = tag.encode();
+    let enc = enc.as_bytes();
+    let (mut p, mut n) = (0, 0);
     loop {
-        let read = match tag.wire_type() {
-            WireType::Varint => scan.read_varint().is_ok(),
-            WireType::I64 => scan.read_fixed64().is_ok(),
-            WireType::I32 => scan.read_fixed32().is_ok(),
-            WireType::Len => scan.read_len_bytes().is_ok(),
-            // Groups would need a skip of their whole body: not counted.
-            WireType::StartGroup | WireType::EndGroup => false,
-        };
-        if !read {
-            return n.max(1);
-        }
+        let Some(e) = scan_value(b, p, wt) else { return n.max(1) };
         n += 1;
-        match scan.read_tag() {
-            Ok(next) if next == tag => {}
+        p = e;
+        match b.get(p) {
+            Some(&x) if x == enc[0] && (enc.len() == 1 || b[p..].starts_with(enc)) => p += enc.len(),
             _ => return n,
         }
     }
