@@ -368,10 +368,26 @@ impl DecodeCtx<'_> {
                             }
                         } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
                             let presize = if cs.field != fi && cs.is_new(f) { count_run(r, tag) } else { 0 };
-                            let n = self.next_index(fi, f, t, &mut cs, presize);
-                            self.value(f, r, depth, number)
-                                .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                            lua::rawseti(L, cs.slot, n);
+                            let mut n = self.next_index(fi, f, t, &mut cs, presize);
+                            // The rest of the run: encoders write a field's
+                            // elements together, so while the next tag is this
+                            // one (one byte), the lookup and checks above hold
+                            // for it too. Closed enums check every value. (No
+                            // byte is 0x100: a longer tag or a closed enum ends it.)
+                            let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
+                            let next = if tag.raw() < 0x80 && !closed { tag.raw() as u16 } else { 0x100 };
+                            loop {
+                                self.value(f, r, depth, number)
+                                    .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
+                                lua::rawseti(L, cs.slot, n);
+                                match r.rest().first() {
+                                    Some(&b) if u16::from(b) == next => {
+                                        let _ = r.advance(1);
+                                        n = self.next_index(fi, f, t, &mut cs, 0);
+                                    }
+                                    _ => break,
+                                }
+                            }
                         } else {
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                         }

@@ -209,6 +209,10 @@ T.test('errors decode bad tags', function()
     raises_at('invalid wire type 6', 0, function() return Person:decode(tag(1, 6) .. '\0') end)
     raises_at('invalid wire type 7', 0, function() return Person:decode(tag(1, 7) .. '\0') end)
     T.raises('invalid wire type 6', function() return Person:decode(tag(99, 6)) end)
+    -- after a run of one repeated field (the run's fast path must not take a 0 byte for its tag)
+    raises_at('field number 0 in tag', 8, function() return Person:decode(tag(3, 2) .. '\2ok' .. tag(3, 2) .. '\2ok\0') end)
+    T.raises('field lucky_numbers[2]: truncated input',
+        function() return Person:decode(tag(5, 0) .. '\1' .. tag(5, 0) .. '\128') end)
     -- inside a sub-message: offset is absolute, path names the field
     local inner = tag(2, 7) .. '\0'
     raises_at('field address: invalid wire type 7', 2,
