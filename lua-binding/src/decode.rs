@@ -286,9 +286,11 @@ impl DecodeCtx<'_> {
             }
             let t = ffi::lua_gettop(L);
             // Slots: t+1 the current repeated/map container, t+2 the
-            // unknown-field accumulator.
+            // unknown-field accumulator, taken (set to nil) at the first
+            // repeated, map or unknown field: a message with none of them
+            // pays no lua_settop, neither here nor at the end.
             let acc = t + 2;
-            ffi::lua_settop(L, acc);
+            let mut slots = false;
             let mut run = UnknownRun::default();
             let mut seen_required = 0u64;
             let mut cs = Containers { slot: t + 1, field: usize::MAX, counts: [0; TRACKED_SLOTS], merge };
@@ -326,6 +328,7 @@ impl DecodeCtx<'_> {
                     }
                 }
                 let Some(fi) = plan.field_index(number) else {
+                    take_slots(L, &mut slots, acc);
                     self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                     continue;
                 };
@@ -333,6 +336,7 @@ impl DecodeCtx<'_> {
                 match f.card {
                     Card::Single => {
                         if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                            take_slots(L, &mut slots, acc);
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
                         }
@@ -360,6 +364,7 @@ impl DecodeCtx<'_> {
                         ffi::lua_rawset(L, t);
                     }
                     Card::Repeated => {
+                        take_slots(L, &mut slots, acc);
                         if wt == WireType::Len && f.kind.is_packable() {
                             if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
                                 self.packed_closed_enum(mi, fi, f, r, t, &mut cs, &mut run, acc)?;
@@ -393,6 +398,7 @@ impl DecodeCtx<'_> {
                         }
                     }
                     Card::Map => {
+                        take_slots(L, &mut slots, acc);
                         if wt != WireType::Len {
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
@@ -429,7 +435,10 @@ impl DecodeCtx<'_> {
             if run.pieces != 0 {
                 self.store_unknown(t, acc, merge);
             }
-            ffi::lua_settop(L, t);
+            if slots {
+                ffi::lua_settop(L, t);
+            }
+            debug_assert_eq!(ffi::lua_gettop(L), t, "decode frame left its stack unbalanced");
         }
         Ok(())
     }
@@ -1247,6 +1256,20 @@ impl DecodeCtx<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Take the frame's container and accumulator slots (`acc - 1`, `acc`) if
+/// not yet taken. The stack top is the frame's table then (between fields).
+///
+/// # Safety
+/// `acc` is the frame's table index + 2; the frame reserved the slots.
+#[inline(always)]
+unsafe fn take_slots(L: *mut lua_State, slots: &mut bool, acc: c_int) {
+    if !*slots {
+        *slots = true;
+        // SAFETY: within the frame's lua_checkstack reserve; fills with nil.
+        unsafe { ffi::lua_settop(L, acc) };
     }
 }
 
