@@ -387,6 +387,13 @@ impl DecodeCtx<'_> {
                                 lua::rawseti(L, cs.slot, n);
                                 match r.rest().first() {
                                     Some(&b) if u16::from(b) == next => {
+                                        if !matches!(f.kind, Kind::Message | Kind::Group) {
+                                            n = self.leaf_run(mi, fi, f, r, cs.slot, n, b)?;
+                                            if let Some(c) = cs.counts.get_mut(f.slot as usize) {
+                                                *c = n as u32;
+                                            }
+                                            break;
+                                        }
                                         let _ = r.advance(1);
                                         n = self.next_index(fi, f, t, &mut cs, 0);
                                     }
@@ -1181,21 +1188,63 @@ impl DecodeCtx<'_> {
         }
     }
 
+    /// The rest of an unpacked run of the scalar, string or bytes field `f`
+    /// whose element `n` is stored in the array at `slot`: while the next
+    /// byte is the run's one-byte tag `next`, decode and store one more.
+    /// Returns the index of the last element stored. Out of line, so that
+    /// this loop gets registers of its own (inside `message` it paid
+    /// spills for that function's state); no message is decoded here, so
+    /// it is no frame of the recursion.
+    ///
+    /// # Safety
+    /// `slot` holds the array; one free stack slot (two for cdata).
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn leaf_run(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        slot: c_int,
+        mut n: i64,
+        next: u8,
+    ) -> Res<i64> {
+        while r.rest().first() == Some(&next) {
+            let _ = r.advance(1);
+            n += 1;
+            // SAFETY: caller's contract; rawseti pops the value pushed.
+            unsafe {
+                let pushed = match f.kind {
+                    Kind::String | Kind::Bytes => self.string(f, r),
+                    _ => self.scalar(f, r),
+                };
+                pushed.map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
+                lua::rawseti(self.L, slot, n);
+            }
+        }
+        Ok(n)
+    }
+
+    /// Decode one `string`/`bytes` value and push it.
+    #[inline(always)]
+    unsafe fn string(&self, f: &FieldPlan, r: &mut Reader<'_>) -> Res {
+        let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
+        if f.utf8 && self.utf8 {
+            utf8::validate_utf8(bytes, r.position() - bytes.len()).map_err(|e| self.err.set(CodecError::wire(e)))?;
+        }
+        // SAFETY: one free slot (the caller's contract).
+        unsafe { lua::push_bytes(self.L, bytes) };
+        Ok(())
+    }
+
     /// Decode one value of `f` (wire type already checked) and push it.
     #[inline(always)]
     unsafe fn value(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, number: u32) -> Res {
         // SAFETY: forwarded.
         unsafe {
             match f.kind {
-                Kind::String | Kind::Bytes => {
-                    let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
-                    if f.utf8 && self.utf8 {
-                        utf8::validate_utf8(bytes, r.position() - bytes.len())
-                            .map_err(|e| self.err.set(CodecError::wire(e)))?;
-                    }
-                    lua::push_bytes(self.L, bytes);
-                    Ok(())
-                }
+                Kind::String | Kind::Bytes => self.string(f, r),
                 Kind::Message | Kind::Group => self.sub_message(f, r, depth, number, false),
                 _ => self.scalar(f, r),
             }
