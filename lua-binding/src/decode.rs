@@ -200,6 +200,15 @@ fn varint(r: &mut Reader<'_>) -> pbwire::Result<u64> {
 /// pbwire's whole decoder here costs up to 8 % on Person 100KB decode).
 #[inline(never)]
 fn varint_long(r: &mut Reader<'_>) -> pbwire::Result<u64> {
+    // Two bytes (values below 2^14) without pbwire's general decoder,
+    // which near the end of the input (fewer than 10 bytes left) takes
+    // its slow byte-by-byte path: the tail of every message.
+    if let [b0, b1, ..] = *r.rest()
+        && b1 < 0x80
+        && r.advance(2).is_ok()
+    {
+        return Ok(u64::from(b0 & 0x7f) | u64::from(b1) << 7);
+    }
     r.read_varint()
 }
 
