@@ -12,7 +12,8 @@ use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescr
 
 use crate::features::{self, Presence, Resolver};
 use crate::plan::{
-    Card, DENSE_LIMIT, DefaultValue, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, OneofPlan, Plans,
+    Card, DENSE_LIMIT, DefaultValue, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, NOT_PLAIN, OneofPlan, Plans,
+    plain_wire_of,
 };
 
 /// Parse a serialized `FileDescriptorSet` and compile it.
@@ -177,7 +178,10 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
                 oneof,
                 slot,
                 name: name.into(),
+                plain_wire: NOT_PLAIN,
             });
+            let last = fields.len() - 1;
+            fields[last].plain_wire = plain_wire_of(&fields[last], &plans.enums);
         }
         for (o, mem) in oneofs.iter_mut().zip(members) {
             o.members = mem.into_boxed_slice();

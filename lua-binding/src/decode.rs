@@ -344,29 +344,33 @@ impl DecodeCtx<'_> {
                 let f = &plan.fields[fi];
                 match f.card {
                     Card::Single => {
-                        if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                            take_slots(L, &mut slots, acc);
-                            self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
-                            continue;
-                        }
-                        if f.required && fi < 64 {
-                            seen_required |= 1u64 << fi;
-                        }
-                        if f.oneof != NO_ONEOF {
-                            self.switch_oneof(plan, t, fi, &mut oneof_cur);
-                        }
-                        if matches!(f.kind, Kind::Message | Kind::Group) {
-                            self.push_key(f.key_id);
-                            if lua::rawget(L, t) == ffi::LUA_TTABLE {
-                                // A repeated occurrence of a singular message merges.
-                                self.push_key(f.key_id);
-                                ffi::lua_insert(L, -2);
-                                self.sub_message(f, r, depth, number, true)
-                                    .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
-                                ffi::lua_rawset(L, t);
+                        // A plain field (see `FieldPlan::plain_wire`) with its
+                        // own wire type needs none of these checks.
+                        if f.plain_wire != wt as u8 {
+                            if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                                take_slots(L, &mut slots, acc);
+                                self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                                 continue;
                             }
-                            ffi::lua_pop(L, 1);
+                            if f.required && fi < 64 {
+                                seen_required |= 1u64 << fi;
+                            }
+                            if f.oneof != NO_ONEOF {
+                                self.switch_oneof(plan, t, fi, &mut oneof_cur);
+                            }
+                            if matches!(f.kind, Kind::Message | Kind::Group) {
+                                self.push_key(f.key_id);
+                                if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                                    // A repeated occurrence of a singular message merges.
+                                    self.push_key(f.key_id);
+                                    ffi::lua_insert(L, -2);
+                                    self.sub_message(f, r, depth, number, true)
+                                        .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
+                                    ffi::lua_rawset(L, t);
+                                    continue;
+                                }
+                                ffi::lua_pop(L, 1);
+                            }
                         }
                         self.push_key(f.key_id);
                         self.value(f, r, depth, number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
