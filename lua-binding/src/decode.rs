@@ -209,6 +209,13 @@ fn varint_long(r: &mut Reader<'_>) -> pbwire::Result<u64> {
     {
         return Ok(u64::from(b0 & 0x7f) | u64::from(b1) << 7);
     }
+    varint_general(r)
+}
+
+/// The rest of [`varint_long`], apart so that its two-byte path saves and
+/// restores no registers.
+#[inline(never)]
+fn varint_general(r: &mut Reader<'_>) -> pbwire::Result<u64> {
     r.read_varint()
 }
 
