@@ -194,10 +194,14 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
                 dense[f.number as usize] = i as u16 + 1;
             }
         }
-        let required = fields.iter().enumerate().filter(|(_, f)| f.required).map(|(i, _)| i as u16).collect();
+        let required: Box<[u16]> =
+            fields.iter().enumerate().filter(|(_, f)| f.required).map(|(i, _)| i as u16).collect();
+        let required_mask =
+            if required.iter().all(|&i| i < 64) { required.iter().fold(0u64, |m, &i| m | 1 << i) } else { 0 };
         plans.messages.push(MessagePlan {
             full_name: m.full_name().into(),
             required,
+            required_mask,
             fields: fields.into_boxed_slice(),
             dense: dense.into_boxed_slice(),
             oneofs: oneofs.into_boxed_slice(),

@@ -447,7 +447,10 @@ impl DecodeCtx<'_> {
                     r.position(),
                 ))));
             }
-            if self.check_required && !plan.required.is_empty() {
+            // All seen (the common case): no call. Otherwise (or when the
+            // seen-set does not cover them) the full check names the missing.
+            let all = plan.required_mask;
+            if self.check_required && !plan.required.is_empty() && (merge || all == 0 || seen_required & all != all) {
                 self.check_required(mi, plan, t, seen_required, merge, r.position())?;
             }
             if run.end != run.start {

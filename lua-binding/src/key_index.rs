@@ -147,6 +147,7 @@ mod tests {
                 n_slots: 0,
                 is_map_entry: false,
                 required: Box::new([]),
+                required_mask: 0,
             }],
             enums: vec![],
             keys: names.iter().map(|&n| n.into()).collect(),

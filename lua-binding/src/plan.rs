@@ -215,6 +215,9 @@ pub struct MessagePlan {
     pub is_map_entry: bool,
     /// Indices (into `fields`) of the proto2 `required` fields.
     pub required: Box<[u16]>,
+    /// Bit `i` for each required field `fields[i]`, when all of them have
+    /// an index below 64 (decode's seen-set covers them); 0 otherwise.
+    pub required_mask: u64,
 }
 
 impl MessagePlan {
