@@ -12,7 +12,8 @@ use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescr
 
 use crate::features::{self, Presence, Resolver};
 use crate::plan::{
-    Card, DENSE_LIMIT, DefaultValue, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, OneofPlan, Plans,
+    Card, DENSE_LIMIT, DefaultValue, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, NOT_PLAIN, OneofPlan, Plans,
+    plain_wire_of,
 };
 
 /// Parse a serialized `FileDescriptorSet` and compile it.
@@ -177,7 +178,10 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
                 oneof,
                 slot,
                 name: name.into(),
+                plain_wire: NOT_PLAIN,
             });
+            let last = fields.len() - 1;
+            fields[last].plain_wire = plain_wire_of(&fields[last], &plans.enums);
         }
         for (o, mem) in oneofs.iter_mut().zip(members) {
             o.members = mem.into_boxed_slice();
@@ -190,10 +194,14 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
                 dense[f.number as usize] = i as u16 + 1;
             }
         }
-        let required = fields.iter().enumerate().filter(|(_, f)| f.required).map(|(i, _)| i as u16).collect();
+        let required: Box<[u16]> =
+            fields.iter().enumerate().filter(|(_, f)| f.required).map(|(i, _)| i as u16).collect();
+        let required_mask =
+            if required.iter().all(|&i| i < 64) { required.iter().fold(0u64, |m, &i| m | 1 << i) } else { 0 };
         plans.messages.push(MessagePlan {
             full_name: m.full_name().into(),
             required,
+            required_mask,
             fields: fields.into_boxed_slice(),
             dense: dense.into_boxed_slice(),
             oneofs: oneofs.into_boxed_slice(),

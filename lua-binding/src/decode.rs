@@ -48,25 +48,60 @@ fn presize(plan: &MessagePlan, r: &Reader<'_>) -> usize {
     if r.remaining() > SCAN_PRESIZE {
         return estimate;
     }
-    let mut scan = r.clone();
-    let mut n = 0;
-    while n < cap && !scan.is_empty() {
-        let Ok(tag) = scan.read_tag() else { break };
-        let read = match tag.wire_type() {
-            WireType::Varint => scan.read_varint().is_ok(),
-            WireType::I64 => scan.read_fixed64().is_ok(),
-            WireType::I32 => scan.read_fixed32().is_ok(),
-            WireType::Len => scan.read_len_bytes().is_ok(),
+    // On the bytes, not through `Reader`: the count is only a size hint,
+    // so the scan needs no error values (the decode reports bad input).
+    let b = r.rest();
+    let (mut p, mut n) = (0, 0);
+    while n < cap && p < b.len() {
+        let wt = b[p] & 7;
+        let Some((tag, q)) = scan_varint(b, p) else { break };
+        match wt {
             // The end of this group's body.
-            WireType::EndGroup => break,
-            WireType::StartGroup => return estimate,
-        };
-        if !read {
-            break; // the decode itself reports it
+            4 => break,
+            3 => return estimate,
+            _ if tag >> 3 == 0 => break,
+            _ => {}
         }
+        let Some(e) = scan_value(b, q, wt) else { break };
+        p = e;
         n += 1;
     }
     n
+}
+
+/// The varint at `b[p..]` and the position after it, for the size scans:
+/// one-byte values inline, longer ones through pbwire out of line.
+#[inline(always)]
+fn scan_varint(b: &[u8], p: usize) -> Option<(u64, usize)> {
+    match b.get(p) {
+        Some(&x) if x < 0x80 => Some((u64::from(x), p + 1)),
+        Some(_) => scan_varint_long(b, p),
+        None => None,
+    }
+}
+
+#[inline(never)]
+fn scan_varint_long(b: &[u8], p: usize) -> Option<(u64, usize)> {
+    let (v, n) = pbwire::varint::decode_varint(b.get(p..)?).ok()?;
+    Some((v, p + n))
+}
+
+/// The position after the value of wire type `wt` (VARINT, I64, LEN or
+/// I32) starting at `b[p..]`; `None` for anything else or a value that
+/// does not fit.
+#[inline(always)]
+fn scan_value(b: &[u8], p: usize, wt: u8) -> Option<usize> {
+    let end = match wt {
+        0 => return scan_varint(b, p).map(|(_, e)| e),
+        1 => p + 8,
+        5 => p + 4,
+        2 => {
+            let (len, q) = scan_varint(b, p)?;
+            q.checked_add(usize::try_from(len).ok()?)?
+        }
+        _ => return None,
+    };
+    (end <= b.len()).then_some(end)
 }
 
 /// Everything a decode needs besides the input.
@@ -165,6 +200,22 @@ fn varint(r: &mut Reader<'_>) -> pbwire::Result<u64> {
 /// pbwire's whole decoder here costs up to 8 % on Person 100KB decode).
 #[inline(never)]
 fn varint_long(r: &mut Reader<'_>) -> pbwire::Result<u64> {
+    // Two bytes (values below 2^14) without pbwire's general decoder,
+    // which near the end of the input (fewer than 10 bytes left) takes
+    // its slow byte-by-byte path: the tail of every message.
+    if let [b0, b1, ..] = *r.rest()
+        && b1 < 0x80
+        && r.advance(2).is_ok()
+    {
+        return Ok(u64::from(b0 & 0x7f) | u64::from(b1) << 7);
+    }
+    varint_general(r)
+}
+
+/// The rest of [`varint_long`], apart so that its two-byte path saves and
+/// restores no registers.
+#[inline(never)]
+fn varint_general(r: &mut Reader<'_>) -> pbwire::Result<u64> {
     r.read_varint()
 }
 
@@ -186,23 +237,18 @@ impl Containers {
 /// reports it).
 #[inline(never)]
 fn count_run(r: &Reader<'_>, tag: Tag) -> usize {
-    let mut scan = r.clone();
-    let mut n = 0;
+    // On the bytes, like `presize`: the next tag is compared as encoded.
+    let b = r.rest();
+    let wt = tag.raw() as u8 & 7;
+    let enc = tag.encode();
+    let enc = enc.as_bytes();
+    let (mut p, mut n) = (0, 0);
     loop {
-        let read = match tag.wire_type() {
-            WireType::Varint => scan.read_varint().is_ok(),
-            WireType::I64 => scan.read_fixed64().is_ok(),
-            WireType::I32 => scan.read_fixed32().is_ok(),
-            WireType::Len => scan.read_len_bytes().is_ok(),
-            // Groups would need a skip of their whole body: not counted.
-            WireType::StartGroup | WireType::EndGroup => false,
-        };
-        if !read {
-            return n.max(1);
-        }
+        let Some(e) = scan_value(b, p, wt) else { return n.max(1) };
         n += 1;
-        match scan.read_tag() {
-            Ok(next) if next == tag => {}
+        p = e;
+        match b.get(p) {
+            Some(&x) if x == enc[0] && (enc.len() == 1 || b[p..].starts_with(enc)) => p += enc.len(),
             _ => return n,
         }
     }
@@ -256,9 +302,11 @@ impl DecodeCtx<'_> {
             }
             let t = ffi::lua_gettop(L);
             // Slots: t+1 the current repeated/map container, t+2 the
-            // unknown-field accumulator.
+            // unknown-field accumulator, taken (set to nil) at the first
+            // repeated, map or unknown field: a message with none of them
+            // pays no lua_settop, neither here nor at the end.
             let acc = t + 2;
-            ffi::lua_settop(L, acc);
+            let mut slots = false;
             let mut run = UnknownRun::default();
             let mut seen_required = 0u64;
             let mut cs = Containers { slot: t + 1, field: usize::MAX, counts: [0; TRACKED_SLOTS], merge };
@@ -296,40 +344,47 @@ impl DecodeCtx<'_> {
                     }
                 }
                 let Some(fi) = plan.field_index(number) else {
+                    take_slots(L, &mut slots, acc);
                     self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                     continue;
                 };
                 let f = &plan.fields[fi];
                 match f.card {
                     Card::Single => {
-                        if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                            self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
-                            continue;
-                        }
-                        if f.required && fi < 64 {
-                            seen_required |= 1u64 << fi;
-                        }
-                        if f.oneof != NO_ONEOF {
-                            self.switch_oneof(plan, t, fi, &mut oneof_cur);
-                        }
-                        if matches!(f.kind, Kind::Message | Kind::Group) {
-                            self.push_key(f.key_id);
-                            if lua::rawget(L, t) == ffi::LUA_TTABLE {
-                                // A repeated occurrence of a singular message merges.
-                                self.push_key(f.key_id);
-                                ffi::lua_insert(L, -2);
-                                self.sub_message(f, r, depth, number, true)
-                                    .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
-                                ffi::lua_rawset(L, t);
+                        // A plain field (see `FieldPlan::plain_wire`) with its
+                        // own wire type needs none of these checks.
+                        if f.plain_wire != wt as u8 {
+                            if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                                take_slots(L, &mut slots, acc);
+                                self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                                 continue;
                             }
-                            ffi::lua_pop(L, 1);
+                            if f.required && fi < 64 {
+                                seen_required |= 1u64 << fi;
+                            }
+                            if f.oneof != NO_ONEOF {
+                                self.switch_oneof(plan, t, fi, &mut oneof_cur);
+                            }
+                            if matches!(f.kind, Kind::Message | Kind::Group) {
+                                self.push_key(f.key_id);
+                                if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                                    // A repeated occurrence of a singular message merges.
+                                    self.push_key(f.key_id);
+                                    ffi::lua_insert(L, -2);
+                                    self.sub_message(f, r, depth, number, true)
+                                        .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
+                                    ffi::lua_rawset(L, t);
+                                    continue;
+                                }
+                                ffi::lua_pop(L, 1);
+                            }
                         }
                         self.push_key(f.key_id);
                         self.value(f, r, depth, number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
                         ffi::lua_rawset(L, t);
                     }
                     Card::Repeated => {
+                        take_slots(L, &mut slots, acc);
                         if wt == WireType::Len && f.kind.is_packable() {
                             if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
                                 self.packed_closed_enum(mi, fi, f, r, t, &mut cs, &mut run, acc)?;
@@ -338,15 +393,39 @@ impl DecodeCtx<'_> {
                             }
                         } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
                             let presize = if cs.field != fi && cs.is_new(f) { count_run(r, tag) } else { 0 };
-                            let n = self.next_index(fi, f, t, &mut cs, presize);
-                            self.value(f, r, depth, number)
-                                .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                            lua::rawseti(L, cs.slot, n);
+                            let mut n = self.next_index(fi, f, t, &mut cs, presize);
+                            // The rest of the run: encoders write a field's
+                            // elements together, so while the next tag is this
+                            // one (one byte), the lookup and checks above hold
+                            // for it too. Closed enums check every value. (No
+                            // byte is 0x100: a longer tag or a closed enum ends it.)
+                            let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
+                            let next = if tag.raw() < 0x80 && !closed { tag.raw() as u16 } else { 0x100 };
+                            loop {
+                                self.value(f, r, depth, number)
+                                    .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
+                                lua::rawseti(L, cs.slot, n);
+                                match r.rest().first() {
+                                    Some(&b) if u16::from(b) == next => {
+                                        if !matches!(f.kind, Kind::Message | Kind::Group) {
+                                            n = self.leaf_run(mi, fi, f, r, cs.slot, n, b)?;
+                                            if let Some(c) = cs.counts.get_mut(f.slot as usize) {
+                                                *c = n as u32;
+                                            }
+                                            break;
+                                        }
+                                        let _ = r.advance(1);
+                                        n = self.next_index(fi, f, t, &mut cs, 0);
+                                    }
+                                    _ => break,
+                                }
+                            }
                         } else {
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                         }
                     }
                     Card::Map => {
+                        take_slots(L, &mut slots, acc);
                         if wt != WireType::Len {
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
@@ -368,7 +447,10 @@ impl DecodeCtx<'_> {
                     r.position(),
                 ))));
             }
-            if self.check_required && !plan.required.is_empty() {
+            // All seen (the common case): no call. Otherwise (or when the
+            // seen-set does not cover them) the full check names the missing.
+            let all = plan.required_mask;
+            if self.check_required && !plan.required.is_empty() && (merge || all == 0 || seen_required & all != all) {
                 self.check_required(mi, plan, t, seen_required, merge, r.position())?;
             }
             if run.end != run.start {
@@ -383,7 +465,10 @@ impl DecodeCtx<'_> {
             if run.pieces != 0 {
                 self.store_unknown(t, acc, merge);
             }
-            ffi::lua_settop(L, t);
+            if slots {
+                ffi::lua_settop(L, t);
+            }
+            debug_assert_eq!(ffi::lua_gettop(L), t, "decode frame left its stack unbalanced");
         }
         Ok(())
     }
@@ -1126,21 +1211,63 @@ impl DecodeCtx<'_> {
         }
     }
 
+    /// The rest of an unpacked run of the scalar, string or bytes field `f`
+    /// whose element `n` is stored in the array at `slot`: while the next
+    /// byte is the run's one-byte tag `next`, decode and store one more.
+    /// Returns the index of the last element stored. Out of line, so that
+    /// this loop gets registers of its own (inside `message` it paid
+    /// spills for that function's state); no message is decoded here, so
+    /// it is no frame of the recursion.
+    ///
+    /// # Safety
+    /// `slot` holds the array; one free stack slot (two for cdata).
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn leaf_run(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        slot: c_int,
+        mut n: i64,
+        next: u8,
+    ) -> Res<i64> {
+        while r.rest().first() == Some(&next) {
+            let _ = r.advance(1);
+            n += 1;
+            // SAFETY: caller's contract; rawseti pops the value pushed.
+            unsafe {
+                let pushed = match f.kind {
+                    Kind::String | Kind::Bytes => self.string(f, r),
+                    _ => self.scalar(f, r),
+                };
+                pushed.map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
+                lua::rawseti(self.L, slot, n);
+            }
+        }
+        Ok(n)
+    }
+
+    /// Decode one `string`/`bytes` value and push it.
+    #[inline(always)]
+    unsafe fn string(&self, f: &FieldPlan, r: &mut Reader<'_>) -> Res {
+        let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
+        if f.utf8 && self.utf8 && !is_ascii_short(bytes) {
+            utf8::validate_utf8(bytes, r.position() - bytes.len()).map_err(|e| self.err.set(CodecError::wire(e)))?;
+        }
+        // SAFETY: one free slot (the caller's contract).
+        unsafe { lua::push_bytes(self.L, bytes) };
+        Ok(())
+    }
+
     /// Decode one value of `f` (wire type already checked) and push it.
     #[inline(always)]
     unsafe fn value(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, number: u32) -> Res {
         // SAFETY: forwarded.
         unsafe {
             match f.kind {
-                Kind::String | Kind::Bytes => {
-                    let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
-                    if f.utf8 && self.utf8 {
-                        utf8::validate_utf8(bytes, r.position() - bytes.len())
-                            .map_err(|e| self.err.set(CodecError::wire(e)))?;
-                    }
-                    lua::push_bytes(self.L, bytes);
-                    Ok(())
-                }
+                Kind::String | Kind::Bytes => self.string(f, r),
                 Kind::Message | Kind::Group => self.sub_message(f, r, depth, number, false),
                 _ => self.scalar(f, r),
             }
@@ -1201,6 +1328,55 @@ impl DecodeCtx<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Whether `b` is ASCII (hence valid UTF-8), for strings of at most 64
+/// bytes (below pbwire's SIMD threshold), with overlapping word loads
+/// instead of a loop: most keys, names and e-mail addresses. `false` says only "not known": longer strings,
+/// and any string with a byte above 0x7F, go to pbwire's validator, which
+/// gives the error and its offset.
+#[inline(always)]
+fn is_ascii_short(b: &[u8]) -> bool {
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let (n, p) = (b.len(), b.as_ptr());
+    // SAFETY: every load below reads inside `b`: 4 bytes at 0 and n - 4
+    // when n >= 4; 8 bytes at 0 and n - 8 when n >= 8; at 0, 8, n - 16
+    // and n - 8 when n >= 16, at 16 and 24 when n > 32, at 32 and 40
+    // when n > 48; unaligned reads of plain bytes.
+    unsafe {
+        let w64 = |i: usize| p.add(i).cast::<u64>().read_unaligned();
+        let w32 = |i: usize| p.add(i).cast::<u32>().read_unaligned();
+        if n >= 16 {
+            // The first 16 and the last 16 bytes, and the 16 or 32 between.
+            let ends = w64(0) | w64(8) | w64(n - 16) | w64(n - 8);
+            match n {
+                16..=32 => ends & HI == 0,
+                33..=48 => (ends | w64(16) | w64(24)) & HI == 0,
+                49..=64 => (ends | w64(16) | w64(24) | w64(32) | w64(40)) & HI == 0,
+                _ => false,
+            }
+        } else if n >= 8 {
+            (w64(0) | w64(n - 8)) & HI == 0
+        } else if n >= 4 {
+            (w32(0) | w32(n - 4)) & HI as u32 == 0
+        } else {
+            b.iter().all(|&x| x < 0x80)
+        }
+    }
+}
+
+/// Take the frame's container and accumulator slots (`acc - 1`, `acc`) if
+/// not yet taken. The stack top is the frame's table then (between fields).
+///
+/// # Safety
+/// `acc` is the frame's table index + 2; the frame reserved the slots.
+#[inline(always)]
+unsafe fn take_slots(L: *mut lua_State, slots: &mut bool, acc: c_int) {
+    if !*slots {
+        *slots = true;
+        // SAFETY: within the frame's lua_checkstack reserve; fills with nil.
+        unsafe { ffi::lua_settop(L, acc) };
     }
 }
 

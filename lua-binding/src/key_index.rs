@@ -132,6 +132,7 @@ mod tests {
             oneof: NO_ONEOF,
             slot: 0,
             name: name.into(),
+            plain_wire: crate::plan::NOT_PLAIN,
         }
     }
 
@@ -146,6 +147,7 @@ mod tests {
                 n_slots: 0,
                 is_map_entry: false,
                 required: Box::new([]),
+                required_mask: 0,
             }],
             enums: vec![],
             keys: names.iter().map(|&n| n.into()).collect(),

@@ -235,7 +235,9 @@ pub unsafe fn decode_with(
                 format_args!("decode {}: expected string, got {got}", inner.plans.messages[msg as usize].full_name),
             )
         }
-        let o = call_options(L, inner, opts, "decode");
+        // No argument at `opts` (the common `Msg:decode(s)`): the schema's
+        // options, known from the stack height without asking its type.
+        let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "decode") };
         let bytes = lua::string_bytes(L, s);
         let (seq_mt, map_mt) = if o.serialize {
             lua::rawgeti(L, helpers, crate::host::HELPER_SEQ_MT);

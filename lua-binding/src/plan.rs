@@ -168,6 +168,25 @@ pub struct FieldPlan {
     pub slot: u16,
     /// Field name as written in the `.proto` (also the Lua key).
     pub name: Box<str>,
+    /// For a *plain* field — singular, not `required`, in no oneof, not a
+    /// message or group, not a closed enum — its wire type's bits; for any
+    /// other field [`NOT_PLAIN`]. Decode stores a plain field's value
+    /// after one compare with the tag's wire type (see [`plain_wire_of`]).
+    pub plain_wire: u8,
+}
+
+/// [`FieldPlan::plain_wire`] of a field that is not plain (no wire type
+/// has these bits).
+pub const NOT_PLAIN: u8 = 0xFF;
+
+/// The [`FieldPlan::plain_wire`] of `f` (`enums`: the schema's enums).
+pub fn plain_wire_of(f: &FieldPlan, enums: &[EnumPlan]) -> u8 {
+    let plain = f.card == Card::Single
+        && !f.required
+        && f.oneof == NO_ONEOF
+        && !matches!(f.kind, Kind::Message | Kind::Group)
+        && !(f.kind == Kind::Enum && enums.get(f.sub as usize).is_none_or(|e| e.closed));
+    if plain { f.kind.wire_type() as u8 } else { NOT_PLAIN }
 }
 
 /// One oneof of a message (synthetic proto3-optional oneofs are left out).
@@ -196,6 +215,9 @@ pub struct MessagePlan {
     pub is_map_entry: bool,
     /// Indices (into `fields`) of the proto2 `required` fields.
     pub required: Box<[u16]>,
+    /// Bit `i` for each required field `fields[i]`, when all of them have
+    /// an index below 64 (decode's seen-set covers them); 0 otherwise.
+    pub required_mask: u64,
 }
 
 impl MessagePlan {

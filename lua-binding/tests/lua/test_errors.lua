@@ -108,6 +108,17 @@ T.test('errors encode invalid UTF-8 in a proto3 string', function()
     T.raises('field emails[2]: string is not valid UTF-8', function() return Person:encode({ emails = { 'ok', '\192\128' } }) end)
     T.raises('not valid UTF-8', function() return AllTypes:encode({ m_string = { k = '\237\160\128' } }) end)
     T.raises('not valid UTF-8', function() return AllTypes:encode({ m_string = { ['\255'] = 'v' } }) end)
+    -- every length tier of the short ASCII check (1-64 bytes), the bad
+    -- byte first, in the middle and last; and valid multibyte text passes
+    for _, len in ipairs({ 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 47, 48, 49, 63, 64, 65 }) do
+        for _, at in ipairs({ 1, math.floor((len + 1) / 2), len }) do
+            local str = string.rep('a', at - 1) .. '\255' .. string.rep('b', len - at)
+            raises_at('field name: invalid UTF-8', 1 + #varint(len) + at - 1,
+                function() return Person:decode(tag(1, 2) .. varint(len) .. str) end)
+        end
+        local ok = string.rep('a', len - 2) .. '\195\169' -- ends in U+00E9
+        if len >= 2 then T.eq(Person:decode(tag(1, 2) .. varint(len) .. ok), { name = ok }) end
+    end
     -- bytes fields take anything
     T.eq(AllTypes:decode(AllTypes:encode({ f_bytes = '\255\0\254' })), { f_bytes = '\255\0\254' }, 'bytes')
 end)
@@ -209,6 +220,10 @@ T.test('errors decode bad tags', function()
     raises_at('invalid wire type 6', 0, function() return Person:decode(tag(1, 6) .. '\0') end)
     raises_at('invalid wire type 7', 0, function() return Person:decode(tag(1, 7) .. '\0') end)
     T.raises('invalid wire type 6', function() return Person:decode(tag(99, 6)) end)
+    -- after a run of one repeated field (the run's fast path must not take a 0 byte for its tag)
+    raises_at('field number 0 in tag', 8, function() return Person:decode(tag(3, 2) .. '\2ok' .. tag(3, 2) .. '\2ok\0') end)
+    T.raises('field lucky_numbers[2]: truncated input',
+        function() return Person:decode(tag(5, 0) .. '\1' .. tag(5, 0) .. '\128') end)
     -- inside a sub-message: offset is absolute, path names the field
     local inner = tag(2, 7) .. '\0'
     raises_at('field address: invalid wire type 7', 2,
@@ -243,6 +258,17 @@ T.test('errors decode invalid UTF-8 in a proto3 string', function()
     raises_at('field name: invalid UTF-8', 102,
         function() return Person:decode(tag(1, 2) .. varint(#long) .. long) end)
     T.raises('invalid UTF-8', function() return AllTypes:decode(tag(72, 2) .. '\5' .. tag(1, 2) .. '\1\255' .. tag(2, 2) .. '\0') end)
+    -- every length tier of the short ASCII check (1-64 bytes), the bad
+    -- byte first, in the middle and last; and valid multibyte text passes
+    for _, len in ipairs({ 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, 47, 48, 49, 63, 64, 65 }) do
+        for _, at in ipairs({ 1, math.floor((len + 1) / 2), len }) do
+            local str = string.rep('a', at - 1) .. '\255' .. string.rep('b', len - at)
+            raises_at('field name: invalid UTF-8', 1 + #varint(len) + at - 1,
+                function() return Person:decode(tag(1, 2) .. varint(len) .. str) end)
+        end
+        local ok = string.rep('a', len - 2) .. '\195\169' -- ends in U+00E9
+        if len >= 2 then T.eq(Person:decode(tag(1, 2) .. varint(len) .. ok), { name = ok }) end
+    end
     -- bytes fields take anything
     T.eq(AllTypes:decode(tag(15, 2) .. '\1\255'), { f_bytes = '\255' }, 'bytes')
 end)

@@ -177,3 +177,16 @@ T.test('regression: a map entry message without its value field is refused at lo
         return protolua.load(fds)
     end)
 end)
+
+T.test('decode: varints at the end of the input, and runs of one field', function()
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    -- age last: 2, 3 and 5 bytes with fewer than 10 bytes left (varint_long)
+    T.eq(P:decode('\16\172\2'), { age = 300 })
+    T.eq(P:decode('\16\255\255\1'), { age = 32767 })
+    T.eq(P:decode('\16\255\255\255\255\7'), { age = 2147483647 })
+    T.eq(P:decode('\16\255\127'), { age = 16383 })
+    -- an unpacked run of lucky_numbers, with 2-byte values, then a packed run appends
+    T.eq(P:decode('\40\1\40\172\2\40\3\42\2\4\5\10\1x'), { lucky_numbers = { 1, 300, 3, 4, 5 }, name = 'x' })
+    -- runs of emails broken by another field continue the same array
+    T.eq(P:decode('\26\1a\26\1b\10\1n\26\1c'), { emails = { 'a', 'b', 'c' }, name = 'n' })
+end)
