@@ -1253,7 +1253,7 @@ impl DecodeCtx<'_> {
     #[inline(always)]
     unsafe fn string(&self, f: &FieldPlan, r: &mut Reader<'_>) -> Res {
         let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
-        if f.utf8 && self.utf8 && !is_ascii_short(bytes) {
+        if f.utf8 && self.utf8 {
             utf8::validate_utf8(bytes, r.position() - bytes.len()).map_err(|e| self.err.set(CodecError::wire(e)))?;
         }
         // SAFETY: one free slot (the caller's contract).
@@ -1328,41 +1328,6 @@ impl DecodeCtx<'_> {
             }
         }
         Ok(())
-    }
-}
-
-/// Whether `b` is ASCII (hence valid UTF-8), for strings of at most 64
-/// bytes (below pbwire's SIMD threshold), with overlapping word loads
-/// instead of a loop: most keys, names and e-mail addresses. `false` says only "not known": longer strings,
-/// and any string with a byte above 0x7F, go to pbwire's validator, which
-/// gives the error and its offset.
-#[inline(always)]
-fn is_ascii_short(b: &[u8]) -> bool {
-    const HI: u64 = 0x8080_8080_8080_8080;
-    let (n, p) = (b.len(), b.as_ptr());
-    // SAFETY: every load below reads inside `b`: 4 bytes at 0 and n - 4
-    // when n >= 4; 8 bytes at 0 and n - 8 when n >= 8; at 0, 8, n - 16
-    // and n - 8 when n >= 16, at 16 and 24 when n > 32, at 32 and 40
-    // when n > 48; unaligned reads of plain bytes.
-    unsafe {
-        let w64 = |i: usize| p.add(i).cast::<u64>().read_unaligned();
-        let w32 = |i: usize| p.add(i).cast::<u32>().read_unaligned();
-        if n >= 16 {
-            // The first 16 and the last 16 bytes, and the 16 or 32 between.
-            let ends = w64(0) | w64(8) | w64(n - 16) | w64(n - 8);
-            match n {
-                16..=32 => ends & HI == 0,
-                33..=48 => (ends | w64(16) | w64(24)) & HI == 0,
-                49..=64 => (ends | w64(16) | w64(24) | w64(32) | w64(40)) & HI == 0,
-                _ => false,
-            }
-        } else if n >= 8 {
-            (w64(0) | w64(n - 8)) & HI == 0
-        } else if n >= 4 {
-            (w32(0) | w32(n - 4)) & HI as u32 == 0
-        } else {
-            b.iter().all(|&x| x < 0x80)
-        }
     }
 }
 

@@ -15,8 +15,20 @@ pub const SIMD_THRESHOLD: usize = 64;
 
 /// Validates `bytes` as UTF-8. On failure the error's offset is that of the
 /// first invalid byte plus `base`.
-#[inline]
+///
+/// Cost: an ASCII string below [`SIMD_THRESHOLD`] bytes is checked inline,
+/// with two to eight word loads and one test; anything else is one call.
+#[inline(always)]
 pub fn validate_utf8(bytes: &[u8], base: usize) -> Result<()> {
+    if bytes.len() < SIMD_THRESHOLD && is_ascii_short(bytes) {
+        return Ok(());
+    }
+    validate_utf8_slow(bytes, base)
+}
+
+/// [`validate_utf8`] past its inline ASCII check.
+#[inline(never)]
+fn validate_utf8_slow(bytes: &[u8], base: usize) -> Result<()> {
     #[cfg(feature = "simdutf8")]
     if bytes.len() >= SIMD_THRESHOLD {
         return match simdutf8::basic::from_utf8(bytes) {
@@ -24,13 +36,42 @@ pub fn validate_utf8(bytes: &[u8], base: usize) -> Result<()> {
             Err(_) => Err(invalid_at(bytes, base)),
         };
     }
-    if bytes.is_ascii() {
-        return Ok(());
-    }
     match core::str::from_utf8(bytes) {
         Ok(_) => Ok(()),
         Err(e) => Err(Error::new(ErrorKind::InvalidUtf8, base + e.valid_up_to())),
     }
+}
+
+/// Whether `b` is ASCII, for the strings below [`SIMD_THRESHOLD`]: its
+/// first and last 8, 16, 32 or 48 bytes, which overlap to cover it, as
+/// words OR-ed together and tested once; no loop and no branch on the data
+/// (`core`'s `is_ascii` loops by words with a byte-wise head and tail).
+/// `false` for longer strings means "not known".
+#[inline(always)]
+fn is_ascii_short(b: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // In each arm the chunk sizes fit the length, so no `None` is taken.
+    let ends = match b.len() {
+        0..4 => return b.iter().fold(0, |acc, &x| acc | x) < 0x80,
+        4..8 => {
+            let word = |c: &[u8; 4]| u64::from(u32::from_le_bytes(*c));
+            b.first_chunk().map_or(HIGH, word) | b.last_chunk().map_or(HIGH, word)
+        }
+        8..=16 => b.first_chunk::<8>().map_or(HIGH, or_words) | b.last_chunk::<8>().map_or(HIGH, or_words),
+        17..=32 => b.first_chunk::<16>().map_or(HIGH, or_words) | b.last_chunk::<16>().map_or(HIGH, or_words),
+        33..=48 => b.first_chunk::<32>().map_or(HIGH, or_words) | b.last_chunk::<16>().map_or(HIGH, or_words),
+        49..SIMD_THRESHOLD => {
+            b.first_chunk::<48>().map_or(HIGH, or_words) | b.last_chunk::<16>().map_or(HIGH, or_words)
+        }
+        _ => return false,
+    };
+    ends & HIGH == 0
+}
+
+/// The OR of the little-endian words of `N` bytes (`N` a multiple of 8).
+#[inline(always)]
+fn or_words<const N: usize>(bytes: &[u8; N]) -> u64 {
+    bytes.chunks_exact(8).fold(0, |acc, w| acc | w.first_chunk::<8>().map_or(0, |w| u64::from_le_bytes(*w)))
 }
 
 /// Finds where invalid bytes start (the error path only).

@@ -1017,6 +1017,27 @@ fn utf8_agrees_with_core_on_every_short_pattern() {
     }
 }
 
+/// Every length around the short-string word checks (0..=80), with one
+/// non-ASCII byte at every position: a valid 2-byte sequence, a lone
+/// continuation byte, and 0xFF. Same verdict and offset as `core`.
+#[test]
+fn utf8_one_high_byte_anywhere() {
+    for n in 0..=80usize {
+        let ascii: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+        assert_eq!(validate_utf8(&ascii, 0), Ok(()), "ascii len {n}");
+        for at in 0..n {
+            for high in [&[0xc3u8, 0xa9][..], &[0x80], &[0xff]] {
+                let mut s = ascii.clone();
+                let end = (at + high.len()).min(n);
+                s[at..end].copy_from_slice(&high[..end - at]);
+                let ours = validate_utf8(&s, 5).map_err(|e| e.offset());
+                let core = core::str::from_utf8(&s).map(|_| ()).map_err(|e| 5 + e.valid_up_to());
+                assert_eq!(ours, core, "len {n}, {high:x?} at {at}");
+            }
+        }
+    }
+}
+
 // ---------------------------------------------------------------- Writer
 
 #[cfg(feature = "alloc")]
