@@ -129,7 +129,9 @@ const fn movemask(terminators: u64) -> usize {
 /// it. All 8 output slots are written unconditionally and `n` advances by
 /// the count, so the loop has no branch on the value lengths: it branches
 /// only on a word of eight 1-byte values (a plain widening copy) and on a
-/// value longer than 8 bytes (decoded alone, like a bad one). The bytes
+/// value longer than 8 bytes. Such a value is cut in the loop when it ends
+/// in the word and passes the length check; otherwise (no terminator in the
+/// word, or a bad varint) it is decoded alone. The bytes
 /// after a word's last terminator are carried into the first value of the
 /// next word.
 ///
