@@ -1,7 +1,8 @@
 //! UTF-8 validation for `string` fields.
 //!
-//! Short strings take an ASCII fast path (word-at-a-time check from `core`)
-//! and fall back to `core::str::from_utf8`; strings of at least
+//! Strings below [`SIMD_THRESHOLD`] bytes take an inline ASCII check (a few
+//! overlapping word loads, no loop) and fall back to
+//! `core::str::from_utf8`, out of line; strings of at least
 //! [`SIMD_THRESHOLD`] bytes go to `simdutf8` when that feature is on. Either
 //! way the result is exactly that of `core::str::from_utf8`: overlong forms,
 //! surrogates (U+D800..U+DFFF), code points above U+10FFFF and truncated
