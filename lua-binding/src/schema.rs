@@ -4,9 +4,9 @@
 //! reusable encode buffers). Its uservalue is a Lua table holding the Lua
 //! side of the schema:
 //! 1. the key table (interned field and enum-value names, by key id),
-//! 2. the message-handle metatable,
-//! 3. the handle cache (full name → handle),
-//! 4. the int64 helper table.
+//! 2. the handle cache (full name → handle; each handle carries its own
+//!    metatable with methods bound to it, see [`crate::message_api`]),
+//! 3. the int64 helper table.
 //!
 //! Rust heap objects are moved into a userdata *before* any Lua call that
 //! can raise, so an out-of-memory error leaks nothing.
@@ -22,7 +22,7 @@ use crate::host::{self, ModuleState};
 use crate::int64::Int64Mode;
 use crate::key_index::KeyIndex;
 use crate::lua::{self, ffi, lua_State, upvalue};
-use crate::message_api::{MessageUd, check_ud, decode_with, encode_with, push_message_metatable};
+use crate::message_api::{MessageUd, check_ud, decode_with, encode_with, push_handle_metatable};
 use crate::plan::Plans;
 
 /// Default nesting limit for decode and encode.
@@ -34,9 +34,8 @@ pub const DEFAULT_MAX_DEPTH: u32 = 100;
 pub const MAX_MAX_DEPTH: u32 = 200;
 
 const S_KEYS: i64 = 1;
-const S_MSG_MT: i64 = 2;
-const S_HANDLES: i64 = 3;
-const S_HELPERS: i64 = 4;
+const S_HANDLES: i64 = 2;
+const S_HELPERS: i64 = 3;
 
 /// The compiled schema and its per-schema mutable state.
 pub struct SchemaInner {
@@ -355,8 +354,6 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
         drop(key_addr);
         ffi::lua_pushvalue(L, upvalue(2));
         let helpers = ffi::lua_gettop(L);
-        push_message_metatable(L, keys, helpers);
-        lua::rawseti(L, state, S_MSG_MT);
         ffi::lua_pushvalue(L, keys);
         lua::rawseti(L, state, S_KEYS);
         ffi::lua_pushvalue(L, helpers);
@@ -423,8 +420,11 @@ unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, w
         };
         let h = ffi::lua_newuserdata(L, size_of::<MessageUd>()) as *mut MessageUd;
         h.write(MessageUd { schema: None, index: index as u32 });
-        lua::rawgeti(L, state, S_MSG_MT);
-        ffi::lua_setmetatable(L, -2);
+        let handle = ffi::lua_gettop(L);
+        lua::rawgeti(L, state, S_KEYS);
+        lua::rawgeti(L, state, S_HELPERS);
+        push_handle_metatable(L, handle, handle + 1, handle + 2);
+        ffi::lua_settop(L, handle);
         // Only now take the reference: the userdata (and its __gc) exists.
         let rc = (*(ffi::lua_touserdata(L, 1) as *const SchemaUd)).inner.clone();
         (*h).schema = rc;

@@ -225,6 +225,30 @@ T.test('api a handle keeps its schema alive', function()
     T.eq(M:decode(M:encode({ city = 'Rome' })), { city = 'Rome' }, 'handle usable after the schema object is gone')
 end)
 
+T.test('api a method taken from its handle keeps the handle alive', function()
+    local s = protolua.load(hello_bytes)
+    local M = s:message('hello.Address')
+    local enc, dec, name = M.encode, M.decode, M.name
+    s, M = nil, nil
+    collectgarbage('collect')
+    collectgarbage('collect')
+    -- `self` must still be the handle; it is reachable only through the methods
+    local self = select(2, debug.getupvalue(enc, 2))
+    T.eq(type(self), 'userdata', 'the handle is upvalue 2')
+    T.eq(dec(self, enc(self, { zip = '1' })), { zip = '1' }, 'bound methods still work')
+    T.eq(name(self), 'hello.Address', 'name')
+    T.raises('encode: expected a message handle', function() return enc(nil, {}) end)
+end)
+
+T.test('api each handle has its methods, one handle per name', function()
+    local A, A2, P = hello:message('hello.Address'), hello:message('hello.Address'), hello:message('hello.Person')
+    T.eq(rawequal(A, A2), true, 'handles are cached by name')
+    T.eq(rawequal(A.encode, A2.encode), true, 'same handle, same methods')
+    T.eq(rawequal(A.encode, P.encode), false, 'methods are bound per handle')
+    T.eq(getmetatable(A), 'protolua.Message', 'metatable hidden')
+    T.eq(tostring(P), 'protolua.Message<hello.Person>', 'tostring')
+end)
+
 T.test('api schemas are collected by the GC', function()
     collectgarbage('collect')
     collectgarbage('collect')
