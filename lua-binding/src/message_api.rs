@@ -144,8 +144,10 @@ pub unsafe fn encode_with(
     keys: c_int,
     helpers: c_int,
 ) -> c_int {
-    // SAFETY: option parsing may raise; nothing of ours is live yet.
-    let o = unsafe { call_options(L, inner, opts, "encode") };
+    // SAFETY: option parsing may raise; nothing of ours is live yet. No
+    // argument at `opts` (the common `Msg:encode(t)`): the schema's
+    // options, known from the stack height without asking its type.
+    let o = unsafe { if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "encode") } };
     // SAFETY: `t` is a valid index; the store (if pushed) stays on the
     // stack above every index the walk uses.
     let (t, store) = unsafe {
