@@ -190,3 +190,34 @@ T.test('decode: varints at the end of the input, and runs of one field', functio
     -- runs of emails broken by another field continue the same array
     T.eq(P:decode('\26\1a\26\1b\10\1n\26\1c'), { emails = { 'a', 'b', 'c' }, name = 'n' })
 end)
+
+T.test('decode: unpacked runs of varints of every length (the run count skips them unread)', function()
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local enc = {
+        [1] = '\1', [300] = '\172\2', [70000] = '\240\162\4', [2147483647] = '\255\255\255\255\7',
+        [-70000] = '\144\221\251\255\255\255\255\255\255\1',
+        [-1] = '\255\255\255\255\255\255\255\255\255\1',
+        [-2147483648] = '\128\128\128\128\248\255\255\255\255\1',
+    }
+    local order = { 1, -70000, 300, -1, 70000, 2147483647, -2147483648, 1 }
+    local function run(vals)
+        local s = {}
+        for i, v in ipairs(vals) do s[i] = '\40' .. enc[v] end
+        return table.concat(s)
+    end
+    -- every prefix, so that the run's last values sit in the input's last 8 bytes
+    for n = 1, #order do
+        local vals = { (table.unpack or unpack)(order, 1, n) }
+        T.eq(P:decode(run(vals)), { lucky_numbers = vals })
+        T.eq(P:decode(run(vals) .. '\10\1x'), { lucky_numbers = vals, name = 'x' })
+    end
+    -- a run broken by another field and resumed appends
+    T.eq(P:decode(run({ -1, 300 }) .. '\16\7' .. run({ -70000 })), { age = 7, lucky_numbers = { -1, 300, -70000 } })
+    -- a run ending in a truncated or overlong varint: the element is named
+    T.raises('field lucky_numbers[3]: truncated input', function()
+        return P:decode(run({ -1, 300 }) .. '\40\255\255\255')
+    end)
+    T.raises('field lucky_numbers[2]: varint longer than 64 bits', function()
+        return P:decode(run({ 70000 }) .. '\40' .. string.rep('\255', 10) .. '\1' .. run({ 1 }))
+    end)
+end)
