@@ -339,6 +339,8 @@ impl DecodeCtx<'_> {
             let mut slots = false;
             let mut run = UnknownRun::default();
             let mut seen_required = 0u64;
+            // Singular message fields below 64 seen so far (see `first_sub`).
+            let mut seen_sub = 0u64;
             let mut cs = Containers { slot: t + 1, field: usize::MAX, counts: [0; TRACKED_SLOTS], merge };
             let mut oneof_cur = [0u16; TRACKED_ONEOFS];
             if merge {
@@ -395,7 +397,9 @@ impl DecodeCtx<'_> {
                             if f.oneof != NO_ONEOF {
                                 self.switch_oneof(plan, t, fi, &mut oneof_cur);
                             }
-                            if matches!(f.kind, Kind::Message | Kind::Group) {
+                            if matches!(f.kind, Kind::Message | Kind::Group)
+                                && !self.first_sub(fi, merge, &mut seen_sub)
+                            {
                                 self.push_key(f.key_id);
                                 if lua::rawget(L, t) == ffi::LUA_TTABLE {
                                     // A repeated occurrence of a singular message merges.
@@ -501,6 +505,17 @@ impl DecodeCtx<'_> {
             debug_assert_eq!(ffi::lua_gettop(L), t, "decode frame left its stack unbalanced");
         }
         Ok(())
+    }
+
+    /// Whether singular message field `fi` occurs for the first time in a
+    /// new table, which then lacks it: no lookup for a table to merge
+    /// into. Marks it seen. Fields from 64 on, and merges, always look.
+    #[inline(always)]
+    fn first_sub(&self, fi: usize, merge: bool, seen: &mut u64) -> bool {
+        let bit = 1u64.checked_shl(fi as u32).unwrap_or(0);
+        let first = !merge && *seen & bit == 0 && bit != 0;
+        *seen |= bit;
+        first
     }
 
     /// Skip a field the plan does not take (unknown number, wrong wire type,
