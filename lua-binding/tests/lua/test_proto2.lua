@@ -159,3 +159,19 @@ T.test('proto2 closed enum in a map value: the whole entry goes to the unknown f
     -- a known value is stored
     T.eq(C:decode(M, unhex('ca04050a016b1001')).map_string_nested_enum, { k = 'BAR' })
 end)
+
+T.test('proto2: an unpacked run under a two-byte tag, broken by a tag sharing its first byte', function()
+    -- items (17) is tagged 8a 01; unknown field 33 (LEN) is tagged 8a 02:
+    -- the run count compares both bytes (decode.rs `count_run`).
+    local B = 'proto2_basic.BenchPayload'
+    local function item(id) return '\138\1' .. string.char(2) .. '\8' .. string.char(id) end
+    local head = '\8\1\18\1x'
+    local t = P2lax:decode(B, head .. item(1) .. item(2) .. '\138\2\1z' .. item(3) .. item(4))
+    T.eq(t.items, { { id = 1 }, { id = 2 }, { id = 3 }, { id = 4 } })
+    T.eq(P2lax:encode(B, t), head .. item(1) .. item(2) .. item(3) .. item(4) .. '\138\2\1z')
+    -- the run at the very end, then cut inside its last tag and value
+    T.eq(P2lax:decode(B, head .. item(5) .. item(6)).items, { { id = 5 }, { id = 6 } })
+    T.raises('truncated input', function() return P2lax:decode(B, head .. item(5) .. '\138') end)
+    T.raises('items[2]: length 2 exceeds the 1 bytes remaining',
+        function() return P2lax:decode(B, head .. item(5) .. '\138\1\2\8') end)
+end)
