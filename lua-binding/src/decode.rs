@@ -208,6 +208,9 @@ struct Containers {
     counts: [u32; TRACKED_SLOTS],
     /// Merging into an existing table: containers may already be in it.
     merge: bool,
+    /// Whether the frame has taken its container and accumulator slots
+    /// (see [`take_slots`]); until then the stack top is the frame's table.
+    taken: bool,
 }
 
 /// `r.read_varint()` with the one-byte case inline: values below 128 are
@@ -396,12 +399,11 @@ impl DecodeCtx<'_> {
             // repeated, map or unknown field: a message with none of them
             // pays no lua_settop, neither here nor at the end.
             let acc = t + 2;
-            let mut slots = false;
             let mut run = UnknownRun::default();
             let mut seen_required = 0u64;
             // Singular message fields below 64 seen so far (see `first_sub`).
             let mut seen_sub = 0u64;
-            let mut cs = Containers { slot: t + 1, field: usize::MAX, counts: [0; TRACKED_SLOTS], merge };
+            let mut cs = Containers { slot: t + 1, field: usize::MAX, counts: [0; TRACKED_SLOTS], merge, taken: false };
             let mut oneof_cur = [0u16; TRACKED_ONEOFS];
             if merge {
                 self.count_existing(plan, t, &mut cs);
@@ -436,7 +438,7 @@ impl DecodeCtx<'_> {
                     }
                 }
                 let Some(fi) = plan.field_index(number) else {
-                    take_slots(L, &mut slots, acc);
+                    take_slots(L, &mut cs.taken, acc);
                     self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                     continue;
                 };
@@ -447,7 +449,7 @@ impl DecodeCtx<'_> {
                         // own wire type needs none of these checks.
                         if f.plain_wire != wt as u8 {
                             if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                                take_slots(L, &mut slots, acc);
+                                take_slots(L, &mut cs.taken, acc);
                                 self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                                 continue;
                             }
@@ -478,9 +480,11 @@ impl DecodeCtx<'_> {
                         ffi::lua_rawset(L, t);
                     }
                     Card::Repeated => {
-                        take_slots(L, &mut slots, acc);
+                        // The slots are taken by the first container
+                        // created (`switch_container`), or here.
                         if wt == WireType::Len && f.kind.is_packable() {
                             if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
+                                take_slots(L, &mut cs.taken, acc);
                                 self.packed_closed_enum(mi, fi, f, r, t, &mut cs, &mut run, acc)?;
                             } else {
                                 self.packed_run(mi, fi, f, r, t, &mut cs)?;
@@ -515,11 +519,12 @@ impl DecodeCtx<'_> {
                                 }
                             }
                         } else {
+                            take_slots(L, &mut cs.taken, acc);
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                         }
                     }
                     Card::Map => {
-                        take_slots(L, &mut slots, acc);
+                        take_slots(L, &mut cs.taken, acc);
                         if wt != WireType::Len {
                             self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
@@ -559,7 +564,7 @@ impl DecodeCtx<'_> {
             if run.pieces != 0 {
                 self.store_unknown(t, acc, merge);
             }
-            if slots {
+            if cs.taken {
                 ffi::lua_settop(L, t);
             }
             debug_assert_eq!(ffi::lua_gettop(L), t, "decode frame left its stack unbalanced");
@@ -978,6 +983,7 @@ impl DecodeCtx<'_> {
         unsafe {
             let fresh = s < TRACKED_SLOTS && cs.counts[s] == 0 && !cs.merge;
             if !fresh {
+                take_slots(L, &mut cs.taken, cs.slot + 1);
                 self.push_key(f.key_id);
                 if lua::rawget(L, t) == ffi::LUA_TTABLE {
                     ffi::lua_replace(L, cs.slot);
@@ -985,15 +991,26 @@ impl DecodeCtx<'_> {
                 }
                 ffi::lua_pop(L, 1);
             }
+            debug_assert!(cs.taken || ffi::lua_gettop(L) == cs.slot - 1, "untaken slots: the top is the frame's table");
             let (narr, nrec) = if f.card == Card::Map { (0, presize) } else { (presize, 0) };
             ffi::lua_createtable(L, narr.min(1 << 26) as c_int, nrec as c_int);
             if self.seq_mt != 0 {
                 self.set_mt(-1, if f.card == Card::Map { self.map_mt } else { self.seq_mt });
             }
-            ffi::lua_replace(L, cs.slot);
+            if cs.taken {
+                ffi::lua_replace(L, cs.slot);
+            }
             self.push_key(f.key_id);
             ffi::lua_pushvalue(L, cs.slot);
             ffi::lua_rawset(L, t);
+            if !cs.taken {
+                // The frame's first container: the stack top was the
+                // frame's table, so the new one landed in the container
+                // slot itself; the accumulator slot follows. (Saves the
+                // `lua_settop` that takes the slots and a `lua_replace`.)
+                cs.taken = true;
+                ffi::lua_pushnil(L);
+            }
             if f.card == Card::Map && s < TRACKED_SLOTS {
                 cs.counts[s] = 1;
             }

@@ -221,3 +221,37 @@ T.test('decode: unpacked runs of varints of every length (the run count skips th
         return P:decode(run({ 70000 }) .. '\40' .. string.rep('\255', 10) .. '\1' .. run({ 1 }))
     end)
 end)
+
+T.test('decode: the first container of a frame, before and after unknown fields and sub-messages', function()
+    -- The first array a frame creates lands in its container slot without
+    -- a settop (decode.rs `switch_container`); unknown fields take the
+    -- slots first. Each order must decode the same table and keep the
+    -- unknown bytes.
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local unk = '\184\6\9' -- field 103, varint 9
+    local em = '\26\1a\26\1b'
+    local lu = '\40\1\42\2\2\3'
+    local ad = '\34\5\10\3xyz'
+    local want = { emails = { 'a', 'b' }, lucky_numbers = { 1, 2, 3 }, address = { street = 'xyz' } }
+    for _, parts in ipairs({
+        { em, lu, ad }, { lu, em, ad }, { ad, em, lu }, { unk, em, lu, ad }, { em, unk, lu, ad },
+        { ad, lu, unk, em }, { em, lu, ad, unk },
+    }) do
+        local bin = table.concat(parts)
+        local t = P:decode(bin)
+        T.eq(t, want)
+        T.eq(protolua.unknown(t), bin:find(unk, 1, true) and unk or nil)
+        local s = P:decode(bin, { serialize = true })
+        T.eq(getmetatable(s.emails).__serialize, 'seq')
+        T.eq(getmetatable(s.lucky_numbers).__serialize, 'seq')
+        T.eq(s.address.street, 'xyz')
+    end
+    -- the first container inside a sub-message, next to its parent's
+    local C = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds')
+    local B = 'proto2_basic.BenchPayload'
+    local bin = C:encode(B, { id = 1, name = 'n', items = { { id = 2, deltas = { 1, -1 } }, { id = 3 } },
+        inner = { id = 4, deltas = { 5 } }, values = { 7 } })
+    T.eq(C:decode(B, bin).items, { { id = 2, deltas = { 1, -1 } }, { id = 3 } })
+    T.eq(C:decode(B, bin).inner, { id = 4, deltas = { 5 } })
+    T.eq(C:decode(B, bin).values, { 7 })
+end)
