@@ -255,3 +255,34 @@ T.test('decode: the first container of a frame, before and after unknown fields 
     T.eq(C:decode(B, bin).inner, { id = 4, deltas = { 5 } })
     T.eq(C:decode(B, bin).values, { 7 })
 end)
+
+T.test('decode: runs of strings with one- and two-byte lengths, cut anywhere', function()
+    -- count_run's LEN loop reads a one-byte length inline and others
+    -- through the varint scan; a run cut inside a length or a value must
+    -- still decode up to it and report the same error.
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local long = string.rep('e', 200)
+    local function email(s)
+        local n = #s
+        local len = n < 128 and string.char(n) or string.char(n % 128 + 128, math.floor(n / 128))
+        return '\26' .. len .. s
+    end
+    local vals = { 'a', long, '', 'bc', long .. 'x', 'd' }
+    local parts = {}
+    for i, v in ipairs(vals) do parts[i] = email(v) end
+    local bin = table.concat(parts)
+    T.eq(P:decode(bin), { emails = vals })
+    T.eq(P:decode(bin .. '\16\5'), { emails = vals, age = 5 })
+    for cut = 1, #bin - 1 do
+        local ok = pcall(P.decode, P, bin:sub(1, cut))
+        local whole = false
+        local at = 0
+        for _, p in ipairs(parts) do
+            at = at + #p
+            if at == cut then whole = true end
+        end
+        T.eq(ok, whole, 'cut at ' .. cut)
+    end
+    T.raises('field emails[2]: length 200 exceeds the 199 bytes remaining',
+        function() return P:decode(email('a') .. email(long):sub(1, -2)) end)
+end)
