@@ -16,7 +16,7 @@ use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, MissingSet};
 use crate::host::ModuleState;
 use crate::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
-use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED, Plans};
 use crate::schema::DefaultsMode;
 
 /// Repeated-field element counts kept in a frame-local array; fields whose
@@ -443,135 +443,154 @@ impl DecodeCtx<'_> {
                 oneof_cur = [u16::MAX; TRACKED_ONEOFS];
             }
             let mut ended = group.is_none();
-            while !r.is_empty() {
-                let tag_at = r.position();
-                let tag = r.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
-                let number = tag.field_number();
-                let wt = tag.wire_type();
-                if wt == WireType::EndGroup {
-                    match group {
-                        Some(g) if g == number => {
-                            ended = true;
-                            break;
-                        }
-                        Some(g) => {
-                            let at = r.position() - tag_len(tag);
-                            return Err(self.err.set(CodecError::wire(pbwire::Error::new(
-                                pbwire::ErrorKind::GroupMismatch { expected: g, found: number },
-                                at,
-                            ))));
-                        }
-                        None => {
-                            let at = r.position() - tag_len(tag);
-                            return Err(self.err.set(CodecError::wire(pbwire::Error::new(
-                                pbwire::ErrorKind::UnexpectedEndGroup(number),
-                                at,
-                            ))));
+            while let Some(&b0) = r.rest().first() {
+                // A one-byte tag of a plain field with its own wire type
+                // (`MessagePlan::plain_by_tag`): straight to the store below.
+                let plain = plan.plain_by_tag.get(usize::from(b0)).copied().unwrap_or(0);
+                let fi = if plain != 0 {
+                    let _ = r.advance(1);
+                    let fi = usize::from(plain & !PLAIN_REQUIRED) - 1;
+                    if plain & PLAIN_REQUIRED != 0 && fi < 64 {
+                        seen_required |= 1u64 << fi;
+                    }
+                    fi
+                } else {
+                    let tag_at = r.position();
+                    let tag = r.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
+                    let number = tag.field_number();
+                    let wt = tag.wire_type();
+                    if wt == WireType::EndGroup {
+                        match group {
+                            Some(g) if g == number => {
+                                ended = true;
+                                break;
+                            }
+                            Some(g) => {
+                                let at = r.position() - tag_len(tag);
+                                return Err(self.err.set(CodecError::wire(pbwire::Error::new(
+                                    pbwire::ErrorKind::GroupMismatch { expected: g, found: number },
+                                    at,
+                                ))));
+                            }
+                            None => {
+                                let at = r.position() - tag_len(tag);
+                                return Err(self.err.set(CodecError::wire(pbwire::Error::new(
+                                    pbwire::ErrorKind::UnexpectedEndGroup(number),
+                                    at,
+                                ))));
+                            }
                         }
                     }
-                }
-                let Some(fi) = plan.field_index(number) else {
-                    take_slots(L, &mut cs.taken, acc);
-                    self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
-                    continue;
-                };
-                let f = &plan.fields[fi];
-                match f.card {
-                    Card::Single => {
-                        // A plain field (see `FieldPlan::plain_wire`) with its
-                        // own wire type needs none of these checks.
-                        if f.plain_wire != wt as u8 {
-                            if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                    let Some(fi) = plan.field_index(number) else {
+                        take_slots(L, &mut cs.taken, acc);
+                        self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
+                        continue;
+                    };
+                    let f = &plan.fields[fi];
+                    match f.card {
+                        Card::Single => {
+                            // A plain field (see `FieldPlan::plain_wire`) with its
+                            // own wire type needs none of these checks.
+                            if f.plain_wire != wt as u8 {
+                                if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                                    take_slots(L, &mut cs.taken, acc);
+                                    self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
+                                    continue;
+                                }
+                                if f.required && fi < 64 {
+                                    seen_required |= 1u64 << fi;
+                                }
+                                if f.oneof != NO_ONEOF {
+                                    self.switch_oneof(plan, t, fi, &mut oneof_cur);
+                                }
+                                if matches!(f.kind, Kind::Message | Kind::Group)
+                                    && !self.first_sub(fi, merge, &mut seen_sub)
+                                {
+                                    self.push_key(f.key_id);
+                                    if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                                        // A repeated occurrence of a singular message merges.
+                                        self.push_key(f.key_id);
+                                        ffi::lua_insert(L, -2);
+                                        self.sub_message(f, r, depth, number, true)
+                                            .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
+                                        ffi::lua_rawset(L, t);
+                                        continue;
+                                    }
+                                    ffi::lua_pop(L, 1);
+                                }
+                            }
+                            fi
+                        }
+                        Card::Repeated => {
+                            // The slots are taken by the first container
+                            // created (`switch_container`), or here.
+                            if wt == WireType::Len && f.kind.is_packable() {
+                                if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
+                                    take_slots(L, &mut cs.taken, acc);
+                                    self.packed_closed_enum(mi, fi, f, r, t, &mut cs, &mut run, acc)?;
+                                } else {
+                                    self.packed_run(mi, fi, f, r, t, &mut cs)?;
+                                }
+                            } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                                let presize = if cs.field != fi && cs.is_new(f) { count_run(r, tag) } else { 0 };
+                                let mut n = self.next_index(fi, f, t, &mut cs, presize);
+                                // The rest of the run: encoders write a field's
+                                // elements together, so while the next tag is this
+                                // one (one byte), the lookup and checks above hold
+                                // for it too. Closed enums check every value. (No
+                                // byte is 0x100: a longer tag or a closed enum ends it.)
+                                let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
+                                let next = if tag.raw() < 0x80 && !closed { tag.raw() as u16 } else { 0x100 };
+                                loop {
+                                    self.value(f, r, depth, number)
+                                        .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
+                                    lua::rawseti(L, cs.slot, n);
+                                    match r.rest().first() {
+                                        Some(&b) if u16::from(b) == next => {
+                                            if !matches!(f.kind, Kind::Message | Kind::Group) {
+                                                n = self.leaf_run(mi, fi, f, r, cs.slot, n, b)?;
+                                                if let Some(c) = cs.counts.get_mut(f.slot as usize) {
+                                                    *c = n as u32;
+                                                }
+                                                break;
+                                            }
+                                            let _ = r.advance(1);
+                                            n = self.next_index(fi, f, t, &mut cs, 0);
+                                        }
+                                        _ => break,
+                                    }
+                                }
+                            } else {
                                 take_slots(L, &mut cs.taken, acc);
+                                self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
+                            }
+                            continue;
+                        }
+                        Card::Map => {
+                            take_slots(L, &mut cs.taken, acc);
+                            if wt != WireType::Len {
                                 self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                                 continue;
                             }
-                            if f.required && fi < 64 {
-                                seen_required |= 1u64 << fi;
+                            let kept = self
+                                .map_entry(fi, f, r, depth, t, &mut cs)
+                                .map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
+                            if !kept {
+                                // A closed-enum value the enum lacks: the whole
+                                // entry is an unknown field, as protobuf does.
+                                self.note_unknown(&mut run, acc, tag_at, r.position());
                             }
-                            if f.oneof != NO_ONEOF {
-                                self.switch_oneof(plan, t, fi, &mut oneof_cur);
-                            }
-                            if matches!(f.kind, Kind::Message | Kind::Group)
-                                && !self.first_sub(fi, merge, &mut seen_sub)
-                            {
-                                self.push_key(f.key_id);
-                                if lua::rawget(L, t) == ffi::LUA_TTABLE {
-                                    // A repeated occurrence of a singular message merges.
-                                    self.push_key(f.key_id);
-                                    ffi::lua_insert(L, -2);
-                                    self.sub_message(f, r, depth, number, true)
-                                        .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
-                                    ffi::lua_rawset(L, t);
-                                    continue;
-                                }
-                                ffi::lua_pop(L, 1);
-                            }
-                        }
-                        self.push_key(f.key_id);
-                        self.value(f, r, depth, number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
-                        ffi::lua_rawset(L, t);
-                    }
-                    Card::Repeated => {
-                        // The slots are taken by the first container
-                        // created (`switch_container`), or here.
-                        if wt == WireType::Len && f.kind.is_packable() {
-                            if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
-                                take_slots(L, &mut cs.taken, acc);
-                                self.packed_closed_enum(mi, fi, f, r, t, &mut cs, &mut run, acc)?;
-                            } else {
-                                self.packed_run(mi, fi, f, r, t, &mut cs)?;
-                            }
-                        } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                            let presize = if cs.field != fi && cs.is_new(f) { count_run(r, tag) } else { 0 };
-                            let mut n = self.next_index(fi, f, t, &mut cs, presize);
-                            // The rest of the run: encoders write a field's
-                            // elements together, so while the next tag is this
-                            // one (one byte), the lookup and checks above hold
-                            // for it too. Closed enums check every value. (No
-                            // byte is 0x100: a longer tag or a closed enum ends it.)
-                            let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
-                            let next = if tag.raw() < 0x80 && !closed { tag.raw() as u16 } else { 0x100 };
-                            loop {
-                                self.value(f, r, depth, number)
-                                    .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                                lua::rawseti(L, cs.slot, n);
-                                match r.rest().first() {
-                                    Some(&b) if u16::from(b) == next => {
-                                        if !matches!(f.kind, Kind::Message | Kind::Group) {
-                                            n = self.leaf_run(mi, fi, f, r, cs.slot, n, b)?;
-                                            if let Some(c) = cs.counts.get_mut(f.slot as usize) {
-                                                *c = n as u32;
-                                            }
-                                            break;
-                                        }
-                                        let _ = r.advance(1);
-                                        n = self.next_index(fi, f, t, &mut cs, 0);
-                                    }
-                                    _ => break,
-                                }
-                            }
-                        } else {
-                            take_slots(L, &mut cs.taken, acc);
-                            self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
-                        }
-                    }
-                    Card::Map => {
-                        take_slots(L, &mut cs.taken, acc);
-                        if wt != WireType::Len {
-                            self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
                         }
-                        let kept = self
-                            .map_entry(fi, f, r, depth, t, &mut cs)
-                            .map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
-                        if !kept {
-                            // A closed-enum value the enum lacks: the whole
-                            // entry is an unknown field, as protobuf does.
-                            self.note_unknown(&mut run, acc, tag_at, r.position());
-                        }
                     }
-                }
+                };
+                // A singular field's value (a plain one, or one whose checks
+                // above passed). Its number is the tag's: `value` uses it
+                // for groups only.
+                let f = &plan.fields[fi];
+                self.push_key(f.key_id);
+                self.value(f, r, depth, f.number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
+                ffi::lua_rawset(L, t);
             }
             if !ended {
                 return Err(self.err.set(CodecError::wire(pbwire::Error::new(

@@ -175,3 +175,29 @@ T.test('proto2: an unpacked run under a two-byte tag, broken by a tag sharing it
     T.raises('items[2]: length 2 exceeds the 1 bytes remaining',
         function() return P2lax:decode(B, head .. item(5) .. '\138\1\2\8') end)
 end)
+
+T.test('proto2: the one-byte-tag fast path (plain and required fields) keeps every check', function()
+    -- decode.rs looks one-byte tags up in MessagePlan::plain_by_tag; a
+    -- required field found there must still count as seen, a wrong wire
+    -- type must still go to the unknown fields, and the last value wins.
+    local B = 'proto2_basic.BenchPayload'
+    T.eq(P2:decode(B, '\8\1\18\1x'), { id = 1, name = 'x' })
+    T.eq(P2:decode(B, '\18\1x\8\1\8\2\18\1y'), { id = 2, name = 'y' }, 'last wins')
+    T.raises('missing required field name of proto2_basic.BenchPayload', function() return P2:decode(B, '\8\1\8\2') end)
+    T.raises('missing required field id of proto2_basic.BenchPayload', function() return P2:decode(B, '\18\1x') end)
+    -- id (1) as LEN and name (2) as varint: unknown fields, so both missing
+    T.raises('missing required fields id, name', function() return P2:decode(B, '\10\1x\16\1') end)
+    local t = P2lax:decode(B, '\10\1x\16\1\40\1')
+    T.eq(t, { active = true })
+    T.eq(T.hex(protolua.unknown(t)), '0a01781001')
+    -- required inside a repeated occurrence of a singular sub-message (a merge)
+    local inner1, inner2 = '\8\7', '\18\1l'
+    T.eq(P2:decode(B, '\8\1\18\1x\130\1\2' .. inner1 .. '\130\1\3' .. inner2).inner, { id = 7, label = 'l' })
+    T.raises('missing required field id of proto2_basic.Inner',
+        function() return P2:decode(B, '\8\1\18\1x\130\1\3' .. inner2) end)
+    -- proto3: a plain string with the wrong wire type is unknown
+    local P = H:message('hello.Person')
+    local u = P:decode('\8\5\16\30')
+    T.eq(u, { age = 30 })
+    T.eq(T.hex(protolua.unknown(u)), '0805')
+end)
