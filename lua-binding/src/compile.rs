@@ -13,7 +13,7 @@ use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescr
 use crate::features::{self, Presence, Resolver};
 use crate::plan::{
     Card, DENSE_LIMIT, DefaultValue, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, NOT_PLAIN, OneofPlan, Plans,
-    plain_wire_of,
+    plain_by_tag, plain_wire_of,
 };
 
 /// Parse a serialized `FileDescriptorSet` and compile it.
@@ -202,6 +202,7 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
             full_name: m.full_name().into(),
             required,
             required_mask,
+            plain_by_tag: plain_by_tag(&fields, &plans.enums),
             fields: fields.into_boxed_slice(),
             dense: dense.into_boxed_slice(),
             oneofs: oneofs.into_boxed_slice(),

@@ -16,7 +16,7 @@ use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, MissingSet};
 use crate::host::ModuleState;
 use crate::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
-use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED, Plans};
 use crate::schema::DefaultsMode;
 
 /// Repeated-field element counts kept in a frame-local array; fields whose
@@ -86,13 +86,43 @@ fn scan_varint_long(b: &[u8], p: usize) -> Option<(u64, usize)> {
     Some((v, p + n))
 }
 
+/// The position after the varint at `b[p..]`, for the size scans, which
+/// need its end but not its value: one-byte values inline, longer ones by
+/// the first byte below 0x80 among the next 8 (then 2), without pbwire's
+/// decoder (callgrind: 24 calls a BenchPayload mid decode, ~60
+/// instructions each, for the 2–10 byte `values`). It does not reject an
+/// overlong 10th byte: the decode that follows reports that.
+#[inline(always)]
+fn skip_varint(b: &[u8], p: usize) -> Option<usize> {
+    match b.get(p) {
+        Some(&x) if x < 0x80 => Some(p + 1),
+        Some(_) => skip_varint_long(b, p),
+        None => None,
+    }
+}
+
+#[inline]
+fn skip_varint_long(b: &[u8], p: usize) -> Option<usize> {
+    let rest = b.get(p..)?;
+    if let Some(w) = rest.first_chunk::<8>() {
+        let ends = !u64::from_le_bytes(*w) & 0x8080_8080_8080_8080;
+        if ends != 0 {
+            return Some(p + (ends.trailing_zeros() / 8) as usize + 1);
+        }
+        let i = rest[8..].iter().take(2).position(|&x| x < 0x80)?;
+        return Some(p + 9 + i);
+    }
+    let i = rest.iter().take(10).position(|&x| x < 0x80)?;
+    Some(p + i + 1)
+}
+
 /// The position after the value of wire type `wt` (VARINT, I64, LEN or
 /// I32) starting at `b[p..]`; `None` for anything else or a value that
 /// does not fit.
 #[inline(always)]
 fn scan_value(b: &[u8], p: usize, wt: u8) -> Option<usize> {
     let end = match wt {
-        0 => return scan_varint(b, p).map(|(_, e)| e),
+        0 => return skip_varint(b, p),
         1 => p + 8,
         5 => p + 4,
         2 => {
@@ -178,6 +208,9 @@ struct Containers {
     counts: [u32; TRACKED_SLOTS],
     /// Merging into an existing table: containers may already be in it.
     merge: bool,
+    /// Whether the frame has taken its container and accumulator slots
+    /// (see [`take_slots`]); until then the stack top is the frame's table.
+    taken: bool,
 }
 
 /// `r.read_varint()` with the one-byte case inline: values below 128 are
@@ -213,9 +246,55 @@ fn varint_long(r: &mut Reader<'_>) -> pbwire::Result<u64> {
 }
 
 /// The rest of [`varint_long`], apart so that its two-byte path saves and
-/// restores no registers.
+/// restores no registers. With 8 bytes of input left, a varint is decoded
+/// from one word load without a branch per byte: the first byte below
+/// 0x80 ends it, and the 7-bit groups of the bytes up to it are joined in
+/// three mask-and-shift steps; a 9- or 10-byte one (a negative `int32`)
+/// adds its last two bytes. (pbwire's decoder goes byte by byte: ~70
+/// instructions for the 3-byte `values` of BenchPayload mid, 17 per
+/// decode.) What is left — near the end of the input, or an overlong
+/// 10th byte — goes to pbwire, which also reports the errors.
 #[inline(never)]
 fn varint_general(r: &mut Reader<'_>) -> pbwire::Result<u64> {
+    let rest = r.rest();
+    if let Some(w) = rest.first_chunk::<8>() {
+        let w = u64::from_le_bytes(*w);
+        let ends = !w & 0x8080_8080_8080_8080;
+        if ends != 0 {
+            // The bytes up to and including the first end byte.
+            let len = ends.trailing_zeros() as usize / 8 + 1;
+            let x = join_groups(w & (ends ^ (ends - 1)));
+            if r.advance(len).is_ok() {
+                return Ok(x);
+            }
+        } else if let Some(&[b8, b9]) = rest.get(8..10) {
+            let x = join_groups(w);
+            if b8 < 0x80 {
+                if r.advance(9).is_ok() {
+                    return Ok(x | u64::from(b8) << 56);
+                }
+            } else if b9 <= 1 && r.advance(10).is_ok() {
+                return Ok(x | u64::from(b8 & 0x7f) << 56 | u64::from(b9) << 63);
+            }
+        }
+    }
+    varint_pbwire(r)
+}
+
+/// The 7-bit groups of the 8 bytes of `w` (little-endian), continuation
+/// bits dropped, joined into a 56-bit value.
+#[inline(always)]
+fn join_groups(w: u64) -> u64 {
+    let mut x = w & 0x7f7f_7f7f_7f7f_7f7f;
+    x = (x & 0x007f_007f_007f_007f) | (x & 0x7f00_7f00_7f00_7f00) >> 1;
+    x = (x & 0x0000_3fff_0000_3fff) | (x & 0x3fff_0000_3fff_0000) >> 2;
+    (x & 0x0000_0000_0fff_ffff) | (x & 0x0fff_ffff_0000_0000) >> 4
+}
+
+/// pbwire's decoder, apart so that [`varint_general`]'s word path is a
+/// leaf that saves no registers (a tail call here).
+#[inline(never)]
+fn varint_pbwire(r: &mut Reader<'_>) -> pbwire::Result<u64> {
     r.read_varint()
 }
 
@@ -239,17 +318,64 @@ impl Containers {
 fn count_run(r: &Reader<'_>, tag: Tag) -> usize {
     // On the bytes, like `presize`: the next tag is compared as encoded.
     let b = r.rest();
-    let wt = tag.raw() as u8 & 7;
-    let enc = tag.encode();
-    let enc = enc.as_bytes();
+    let raw = tag.raw();
+    let wt = raw as u8 & 7;
+    // One loop per tag length: a two-byte tag (field numbers 16–2047)
+    // compares two bytes, not a `starts_with` (a memcmp call per element:
+    // BenchPayload's `items`). The one- and two-byte encodings are spelled
+    // out: `Tag::encode` cost ~35 instructions of byte shuffling per call
+    // (a third of a one-element run's count).
+    if raw < 0x80 {
+        let t0 = raw as u8;
+        run_of(b, wt, |p| (b.get(p) == Some(&t0)).then_some(p + 1))
+    } else if raw < 0x4000 {
+        let (t0, t1) = (raw as u8 | 0x80, (raw >> 7) as u8);
+        run_of(b, wt, |p| (b.get(p) == Some(&t0) && b.get(p + 1) == Some(&t1)).then_some(p + 2))
+    } else {
+        let enc = tag.encode();
+        let enc = enc.as_bytes();
+        run_of(b, wt, |p| b[p..].starts_with(enc).then_some(p + enc.len()))
+    }
+}
+
+/// [`run_of`] for LEN values: the length read inline when it is one byte.
+#[inline(always)]
+fn len_run_of(b: &[u8], next_tag: impl Fn(usize) -> Option<usize>) -> usize {
+    let (mut p, mut n) = (0, 0);
+    loop {
+        let (len, q) = match b.get(p) {
+            Some(&x) if x < 0x80 => (usize::from(x), p + 1),
+            _ => match scan_varint(b, p).and_then(|(l, q)| Some((usize::try_from(l).ok()?, q))) {
+                Some(lq) => lq,
+                None => return n.max(1),
+            },
+        };
+        let Some(e) = q.checked_add(len).filter(|&e| e <= b.len()) else { return n.max(1) };
+        n += 1;
+        match next_tag(e) {
+            Some(q) => p = q,
+            None => return n,
+        }
+    }
+}
+
+/// [`count_run`]'s loop: values of wire type `wt` from `b[0..]`, each
+/// followed by the tag that `next_tag` recognises at a position (giving the
+/// position after it).
+#[inline(always)]
+fn run_of(b: &[u8], wt: u8, next_tag: impl Fn(usize) -> Option<usize>) -> usize {
+    // LEN (strings, bytes, sub-messages), the commonest run, without the
+    // per-value wire-type dispatch of `scan_value`.
+    if wt == 2 {
+        return len_run_of(b, next_tag);
+    }
     let (mut p, mut n) = (0, 0);
     loop {
         let Some(e) = scan_value(b, p, wt) else { return n.max(1) };
         n += 1;
-        p = e;
-        match b.get(p) {
-            Some(&x) if x == enc[0] && (enc.len() == 1 || b[p..].starts_with(enc)) => p += enc.len(),
-            _ => return n,
+        match next_tag(e) {
+            Some(q) => p = q,
+            None => return n,
         }
     }
 }
@@ -306,140 +432,165 @@ impl DecodeCtx<'_> {
             // repeated, map or unknown field: a message with none of them
             // pays no lua_settop, neither here nor at the end.
             let acc = t + 2;
-            let mut slots = false;
             let mut run = UnknownRun::default();
             let mut seen_required = 0u64;
-            let mut cs = Containers { slot: t + 1, field: usize::MAX, counts: [0; TRACKED_SLOTS], merge };
+            // Singular message fields below 64 seen so far (see `first_sub`).
+            let mut seen_sub = 0u64;
+            let mut cs = Containers { slot: t + 1, field: usize::MAX, counts: [0; TRACKED_SLOTS], merge, taken: false };
             let mut oneof_cur = [0u16; TRACKED_ONEOFS];
             if merge {
                 self.count_existing(plan, t, &mut cs);
                 oneof_cur = [u16::MAX; TRACKED_ONEOFS];
             }
             let mut ended = group.is_none();
-            while !r.is_empty() {
-                let tag_at = r.position();
-                let tag = r.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
-                let number = tag.field_number();
-                let wt = tag.wire_type();
-                if wt == WireType::EndGroup {
-                    match group {
-                        Some(g) if g == number => {
-                            ended = true;
-                            break;
-                        }
-                        Some(g) => {
-                            let at = r.position() - tag_len(tag);
-                            return Err(self.err.set(CodecError::wire(pbwire::Error::new(
-                                pbwire::ErrorKind::GroupMismatch { expected: g, found: number },
-                                at,
-                            ))));
-                        }
-                        None => {
-                            let at = r.position() - tag_len(tag);
-                            return Err(self.err.set(CodecError::wire(pbwire::Error::new(
-                                pbwire::ErrorKind::UnexpectedEndGroup(number),
-                                at,
-                            ))));
+            while let Some(&b0) = r.rest().first() {
+                // A one-byte tag of a plain field with its own wire type
+                // (`MessagePlan::plain_by_tag`): straight to the store below.
+                let plain = plan.plain_by_tag.get(usize::from(b0)).copied().unwrap_or(0);
+                let fi = if plain != 0 {
+                    let _ = r.advance(1);
+                    let fi = usize::from(plain & !PLAIN_REQUIRED) - 1;
+                    if plain & PLAIN_REQUIRED != 0 && fi < 64 {
+                        seen_required |= 1u64 << fi;
+                    }
+                    fi
+                } else {
+                    let tag_at = r.position();
+                    let tag = r.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
+                    let number = tag.field_number();
+                    let wt = tag.wire_type();
+                    if wt == WireType::EndGroup {
+                        match group {
+                            Some(g) if g == number => {
+                                ended = true;
+                                break;
+                            }
+                            Some(g) => {
+                                let at = r.position() - tag_len(tag);
+                                return Err(self.err.set(CodecError::wire(pbwire::Error::new(
+                                    pbwire::ErrorKind::GroupMismatch { expected: g, found: number },
+                                    at,
+                                ))));
+                            }
+                            None => {
+                                let at = r.position() - tag_len(tag);
+                                return Err(self.err.set(CodecError::wire(pbwire::Error::new(
+                                    pbwire::ErrorKind::UnexpectedEndGroup(number),
+                                    at,
+                                ))));
+                            }
                         }
                     }
-                }
-                let Some(fi) = plan.field_index(number) else {
-                    take_slots(L, &mut slots, acc);
-                    self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
-                    continue;
-                };
-                let f = &plan.fields[fi];
-                match f.card {
-                    Card::Single => {
-                        // A plain field (see `FieldPlan::plain_wire`) with its
-                        // own wire type needs none of these checks.
-                        if f.plain_wire != wt as u8 {
-                            if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                                take_slots(L, &mut slots, acc);
+                    let Some(fi) = plan.field_index(number) else {
+                        take_slots(L, &mut cs.taken, acc);
+                        self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
+                        continue;
+                    };
+                    let f = &plan.fields[fi];
+                    match f.card {
+                        Card::Single => {
+                            // A plain field (see `FieldPlan::plain_wire`) with its
+                            // own wire type needs none of these checks.
+                            if f.plain_wire != wt as u8 {
+                                if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                                    take_slots(L, &mut cs.taken, acc);
+                                    self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
+                                    continue;
+                                }
+                                if f.required && fi < 64 {
+                                    seen_required |= 1u64 << fi;
+                                }
+                                if f.oneof != NO_ONEOF {
+                                    self.switch_oneof(plan, t, fi, &mut oneof_cur);
+                                }
+                                if matches!(f.kind, Kind::Message | Kind::Group)
+                                    && !self.first_sub(fi, merge, &mut seen_sub)
+                                {
+                                    self.push_key(f.key_id);
+                                    if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                                        // A repeated occurrence of a singular message merges.
+                                        self.push_key(f.key_id);
+                                        ffi::lua_insert(L, -2);
+                                        self.sub_message(f, r, depth, number, true)
+                                            .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
+                                        ffi::lua_rawset(L, t);
+                                        continue;
+                                    }
+                                    ffi::lua_pop(L, 1);
+                                }
+                            }
+                            fi
+                        }
+                        Card::Repeated => {
+                            // The slots are taken by the first container
+                            // created (`switch_container`), or here.
+                            if wt == WireType::Len && f.kind.is_packable() {
+                                if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
+                                    take_slots(L, &mut cs.taken, acc);
+                                    self.packed_closed_enum(mi, fi, f, r, t, &mut cs, &mut run, acc)?;
+                                } else {
+                                    self.packed_run(mi, fi, f, r, t, &mut cs)?;
+                                }
+                            } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                                let presize = if cs.field != fi && cs.is_new(f) { count_run(r, tag) } else { 0 };
+                                let mut n = self.next_index(fi, f, t, &mut cs, presize);
+                                // The rest of the run: encoders write a field's
+                                // elements together, so while the next tag is this
+                                // one (one byte), the lookup and checks above hold
+                                // for it too. Closed enums check every value. (No
+                                // byte is 0x100: a longer tag or a closed enum ends it.)
+                                let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
+                                let next = if tag.raw() < 0x80 && !closed { tag.raw() as u16 } else { 0x100 };
+                                loop {
+                                    self.value(f, r, depth, number)
+                                        .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
+                                    lua::rawseti(L, cs.slot, n);
+                                    match r.rest().first() {
+                                        Some(&b) if u16::from(b) == next => {
+                                            if !matches!(f.kind, Kind::Message | Kind::Group) {
+                                                n = self.leaf_run(mi, fi, f, r, cs.slot, n, b)?;
+                                                if let Some(c) = cs.counts.get_mut(f.slot as usize) {
+                                                    *c = n as u32;
+                                                }
+                                                break;
+                                            }
+                                            let _ = r.advance(1);
+                                            n = self.next_index(fi, f, t, &mut cs, 0);
+                                        }
+                                        _ => break,
+                                    }
+                                }
+                            } else {
+                                take_slots(L, &mut cs.taken, acc);
+                                self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
+                            }
+                            continue;
+                        }
+                        Card::Map => {
+                            take_slots(L, &mut cs.taken, acc);
+                            if wt != WireType::Len {
                                 self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                                 continue;
                             }
-                            if f.required && fi < 64 {
-                                seen_required |= 1u64 << fi;
+                            let kept = self
+                                .map_entry(fi, f, r, depth, t, &mut cs)
+                                .map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
+                            if !kept {
+                                // A closed-enum value the enum lacks: the whole
+                                // entry is an unknown field, as protobuf does.
+                                self.note_unknown(&mut run, acc, tag_at, r.position());
                             }
-                            if f.oneof != NO_ONEOF {
-                                self.switch_oneof(plan, t, fi, &mut oneof_cur);
-                            }
-                            if matches!(f.kind, Kind::Message | Kind::Group) {
-                                self.push_key(f.key_id);
-                                if lua::rawget(L, t) == ffi::LUA_TTABLE {
-                                    // A repeated occurrence of a singular message merges.
-                                    self.push_key(f.key_id);
-                                    ffi::lua_insert(L, -2);
-                                    self.sub_message(f, r, depth, number, true)
-                                        .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
-                                    ffi::lua_rawset(L, t);
-                                    continue;
-                                }
-                                ffi::lua_pop(L, 1);
-                            }
-                        }
-                        self.push_key(f.key_id);
-                        self.value(f, r, depth, number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
-                        ffi::lua_rawset(L, t);
-                    }
-                    Card::Repeated => {
-                        take_slots(L, &mut slots, acc);
-                        if wt == WireType::Len && f.kind.is_packable() {
-                            if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
-                                self.packed_closed_enum(mi, fi, f, r, t, &mut cs, &mut run, acc)?;
-                            } else {
-                                self.packed_run(mi, fi, f, r, t, &mut cs)?;
-                            }
-                        } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                            let presize = if cs.field != fi && cs.is_new(f) { count_run(r, tag) } else { 0 };
-                            let mut n = self.next_index(fi, f, t, &mut cs, presize);
-                            // The rest of the run: encoders write a field's
-                            // elements together, so while the next tag is this
-                            // one (one byte), the lookup and checks above hold
-                            // for it too. Closed enums check every value. (No
-                            // byte is 0x100: a longer tag or a closed enum ends it.)
-                            let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
-                            let next = if tag.raw() < 0x80 && !closed { tag.raw() as u16 } else { 0x100 };
-                            loop {
-                                self.value(f, r, depth, number)
-                                    .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                                lua::rawseti(L, cs.slot, n);
-                                match r.rest().first() {
-                                    Some(&b) if u16::from(b) == next => {
-                                        if !matches!(f.kind, Kind::Message | Kind::Group) {
-                                            n = self.leaf_run(mi, fi, f, r, cs.slot, n, b)?;
-                                            if let Some(c) = cs.counts.get_mut(f.slot as usize) {
-                                                *c = n as u32;
-                                            }
-                                            break;
-                                        }
-                                        let _ = r.advance(1);
-                                        n = self.next_index(fi, f, t, &mut cs, 0);
-                                    }
-                                    _ => break,
-                                }
-                            }
-                        } else {
-                            self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
-                        }
-                    }
-                    Card::Map => {
-                        take_slots(L, &mut slots, acc);
-                        if wt != WireType::Len {
-                            self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             continue;
                         }
-                        let kept = self
-                            .map_entry(fi, f, r, depth, t, &mut cs)
-                            .map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
-                        if !kept {
-                            // A closed-enum value the enum lacks: the whole
-                            // entry is an unknown field, as protobuf does.
-                            self.note_unknown(&mut run, acc, tag_at, r.position());
-                        }
                     }
-                }
+                };
+                // A singular field's value (a plain one, or one whose checks
+                // above passed). Its number is the tag's: `value` uses it
+                // for groups only.
+                let f = &plan.fields[fi];
+                self.push_key(f.key_id);
+                self.value(f, r, depth, f.number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
+                ffi::lua_rawset(L, t);
             }
             if !ended {
                 return Err(self.err.set(CodecError::wire(pbwire::Error::new(
@@ -465,12 +616,23 @@ impl DecodeCtx<'_> {
             if run.pieces != 0 {
                 self.store_unknown(t, acc, merge);
             }
-            if slots {
+            if cs.taken {
                 ffi::lua_settop(L, t);
             }
             debug_assert_eq!(ffi::lua_gettop(L), t, "decode frame left its stack unbalanced");
         }
         Ok(())
+    }
+
+    /// Whether singular message field `fi` occurs for the first time in a
+    /// new table, which then lacks it: no lookup for a table to merge
+    /// into. Marks it seen. Fields from 64 on, and merges, always look.
+    #[inline(always)]
+    fn first_sub(&self, fi: usize, merge: bool, seen: &mut u64) -> bool {
+        let bit = 1u64.checked_shl(fi as u32).unwrap_or(0);
+        let first = !merge && *seen & bit == 0 && bit != 0;
+        *seen |= bit;
+        first
     }
 
     /// Skip a field the plan does not take (unknown number, wrong wire type,
@@ -873,6 +1035,7 @@ impl DecodeCtx<'_> {
         unsafe {
             let fresh = s < TRACKED_SLOTS && cs.counts[s] == 0 && !cs.merge;
             if !fresh {
+                take_slots(L, &mut cs.taken, cs.slot + 1);
                 self.push_key(f.key_id);
                 if lua::rawget(L, t) == ffi::LUA_TTABLE {
                     ffi::lua_replace(L, cs.slot);
@@ -880,15 +1043,26 @@ impl DecodeCtx<'_> {
                 }
                 ffi::lua_pop(L, 1);
             }
+            debug_assert!(cs.taken || ffi::lua_gettop(L) == cs.slot - 1, "untaken slots: the top is the frame's table");
             let (narr, nrec) = if f.card == Card::Map { (0, presize) } else { (presize, 0) };
             ffi::lua_createtable(L, narr.min(1 << 26) as c_int, nrec as c_int);
             if self.seq_mt != 0 {
                 self.set_mt(-1, if f.card == Card::Map { self.map_mt } else { self.seq_mt });
             }
-            ffi::lua_replace(L, cs.slot);
+            if cs.taken {
+                ffi::lua_replace(L, cs.slot);
+            }
             self.push_key(f.key_id);
             ffi::lua_pushvalue(L, cs.slot);
             ffi::lua_rawset(L, t);
+            if !cs.taken {
+                // The frame's first container: the stack top was the
+                // frame's table, so the new one landed in the container
+                // slot itself; the accumulator slot follows. (Saves the
+                // `lua_settop` that takes the slots and a `lua_replace`.)
+                cs.taken = true;
+                ffi::lua_pushnil(L);
+            }
             if f.card == Card::Map && s < TRACKED_SLOTS {
                 cs.counts[s] = 1;
             }
@@ -1348,4 +1522,49 @@ unsafe fn take_slots(L: *mut lua_State, slots: &mut bool, acc: c_int) {
 /// Encoded length of a tag (to point errors at the tag's first byte).
 fn tag_len(tag: Tag) -> usize {
     pbwire::varint::encoded_len_varint(tag.raw() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `varint` (one-byte, two-byte, word and pbwire paths) against
+    /// pbwire's `read_varint`, for values of every length, followed by 0
+    /// to 12 bytes (so that each path meets the end of the input), and
+    /// for the malformed inputs each path hands to pbwire.
+    #[test]
+    fn varint_paths_agree_with_pbwire() {
+        let mut values = vec![0u64, 1, 127, 128, 300, 16383, 16384, 70000, u32::MAX as u64, u64::MAX, 1 << 63];
+        for shift in 0..64 {
+            values.push(1u64 << shift);
+            values.push((1u64 << shift) - 1);
+            values.push(-(1i64 << (shift % 63)) as u64);
+        }
+        for &v in &values {
+            let mut enc = [0u8; 10];
+            let n = pbwire::varint::encode_varint(v, &mut enc);
+            for tail in 0..=12 {
+                let mut buf = enc[..n].to_vec();
+                buf.extend(std::iter::repeat_n(0xAAu8, tail));
+                let mut r = Reader::new(&buf);
+                assert_eq!(varint(&mut r).ok(), Some(v), "value {v:#x}, tail {tail}");
+                assert_eq!(r.position(), n, "value {v:#x}, tail {tail}");
+            }
+        }
+        // Truncated, overlong (11 bytes) and an out-of-range 10th byte:
+        // the same error and offset as pbwire's.
+        let bad: [&[u8]; 5] = [
+            &[0x80, 0x80, 0x80],
+            &[0xff; 11],
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02, 0, 0],
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x80, 0, 0],
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+        ];
+        for b in bad {
+            let mut fast = Reader::with_offset(b, 5);
+            let mut slow = Reader::with_offset(b, 5);
+            assert_eq!(varint(&mut fast).map_err(|e| e.offset()), slow.read_varint().map_err(|e| e.offset()));
+            assert!(varint(&mut Reader::new(b)).is_err(), "{b:?}");
+        }
+    }
 }

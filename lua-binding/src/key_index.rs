@@ -148,6 +148,7 @@ mod tests {
                 is_map_entry: false,
                 required: Box::new([]),
                 required_mask: 0,
+                plain_by_tag: Box::new([]),
             }],
             enums: vec![],
             keys: names.iter().map(|&n| n.into()).collect(),

@@ -181,12 +181,16 @@ pub const NOT_PLAIN: u8 = 0xFF;
 
 /// The [`FieldPlan::plain_wire`] of `f` (`enums`: the schema's enums).
 pub fn plain_wire_of(f: &FieldPlan, enums: &[EnumPlan]) -> u8 {
-    let plain = f.card == Card::Single
-        && !f.required
+    if !f.required && plain_but_required(f, enums) { f.kind.wire_type() as u8 } else { NOT_PLAIN }
+}
+
+/// Whether `f` is plain, `required` aside: singular, in no oneof, not a
+/// message or group, not a closed enum.
+fn plain_but_required(f: &FieldPlan, enums: &[EnumPlan]) -> bool {
+    f.card == Card::Single
         && f.oneof == NO_ONEOF
         && !matches!(f.kind, Kind::Message | Kind::Group)
-        && !(f.kind == Kind::Enum && enums.get(f.sub as usize).is_none_or(|e| e.closed));
-    if plain { f.kind.wire_type() as u8 } else { NOT_PLAIN }
+        && !(f.kind == Kind::Enum && enums.get(f.sub as usize).is_none_or(|e| e.closed))
 }
 
 /// One oneof of a message (synthetic proto3-optional oneofs are left out).
@@ -218,6 +222,32 @@ pub struct MessagePlan {
     /// Bit `i` for each required field `fields[i]`, when all of them have
     /// an index below 64 (decode's seen-set covers them); 0 otherwise.
     pub required_mask: u64,
+    /// Decode's fast path: indexed by a one-byte tag, index+1 of the field
+    /// that the tag names with that field's own wire type, when the field
+    /// is *plain* (see [`FieldPlan::plain_wire`]) or would be but for
+    /// `required` (then with [`PLAIN_REQUIRED`] set); 0 for any other tag.
+    /// 128 entries, or none when the message has no such field numbered
+    /// below 16.
+    pub plain_by_tag: Box<[u16]>,
+}
+
+/// Flag of a [`MessagePlan::plain_by_tag`] entry: the field is `required`.
+pub const PLAIN_REQUIRED: u16 = 0x8000;
+
+/// [`MessagePlan::plain_by_tag`] for `fields` (`enums`: the schema's enums).
+pub fn plain_by_tag(fields: &[FieldPlan], enums: &[EnumPlan]) -> Box<[u16]> {
+    // Indices fit below the flag bit: a one-byte tag names a field numbered
+    // below 16, and fields are sorted by number.
+    let entry = |f: &FieldPlan| f.number < 16 && plain_but_required(f, enums);
+    if !fields.iter().any(entry) {
+        return Box::new([]);
+    }
+    let mut table = vec![0u16; 128];
+    for (i, f) in fields.iter().enumerate().filter(|(_, f)| entry(f)) {
+        let tag = f.number << 3 | f.kind.wire_type() as u32;
+        table[tag as usize] = (i as u16 + 1) | if f.required { PLAIN_REQUIRED } else { 0 };
+    }
+    table.into_boxed_slice()
 }
 
 impl MessagePlan {

@@ -328,6 +328,24 @@ T.test('api oneof: the last member on the wire wins', function()
         'other fields untouched')
 end)
 
+T.test('api: a singular message field seen again merges, wherever it recurs', function()
+    -- The first occurrence in a new table skips the lookup for a table to
+    -- merge into (decode.rs `first_sub`); later ones must still find it.
+    local a1 = Person:encode({ address = { street = 's' } })
+    local a2 = Person:encode({ address = { city = 'c' } })
+    local a3 = Person:encode({ address = { zip = 'z', street = 't' } })
+    local n = Person:encode({ name = 'n', lucky_numbers = { 1 }, emails = { 'e' } })
+    T.eq(Person:decode(a1 .. a2), { address = { street = 's', city = 'c' } }, 'adjacent')
+    T.eq(Person:decode(a1 .. n .. a2 .. n .. a3), {
+        address = { street = 't', city = 'c', zip = 'z' }, name = 'n', lucky_numbers = { 1, 1 }, emails = { 'e', 'e' },
+    }, 'interleaved')
+    local c1 = AllTypes:encode({ o_nested = { a = 1 } })
+    local c2 = AllTypes:encode({ o_nested = { b = 'y' } })
+    local b = AllTypes:encode({ o_string = 'x' })
+    T.eq(AllTypes:decode(c1 .. b .. c2), { o_nested = { b = 'y' } }, 'oneof member cleared, then set anew')
+    T.eq(AllTypes:decode(c1 .. c2 .. b .. c1 .. c2), { o_nested = { a = 1, b = 'y' } }, 'oneof member set again')
+end)
+
 T.test('api oneof: encode refuses two members', function()
     T.raises('oneof choice has both', function() return AllTypes:encode({ o_int32 = 1, o_string = 'a' }) end)
     T.raises('oneof', function() return AllTypes:encode({ o_string = 'a', o_nested = {} }) end)

@@ -159,3 +159,45 @@ T.test('proto2 closed enum in a map value: the whole entry goes to the unknown f
     -- a known value is stored
     T.eq(C:decode(M, unhex('ca04050a016b1001')).map_string_nested_enum, { k = 'BAR' })
 end)
+
+T.test('proto2: an unpacked run under a two-byte tag, broken by a tag sharing its first byte', function()
+    -- items (17) is tagged 8a 01; unknown field 33 (LEN) is tagged 8a 02:
+    -- the run count compares both bytes (decode.rs `count_run`).
+    local B = 'proto2_basic.BenchPayload'
+    local function item(id) return '\138\1' .. string.char(2) .. '\8' .. string.char(id) end
+    local head = '\8\1\18\1x'
+    local t = P2lax:decode(B, head .. item(1) .. item(2) .. '\138\2\1z' .. item(3) .. item(4))
+    T.eq(t.items, { { id = 1 }, { id = 2 }, { id = 3 }, { id = 4 } })
+    T.eq(P2lax:encode(B, t), head .. item(1) .. item(2) .. item(3) .. item(4) .. '\138\2\1z')
+    -- the run at the very end, then cut inside its last tag and value
+    T.eq(P2lax:decode(B, head .. item(5) .. item(6)).items, { { id = 5 }, { id = 6 } })
+    T.raises('truncated input', function() return P2lax:decode(B, head .. item(5) .. '\138') end)
+    T.raises('items[2]: length 2 exceeds the 1 bytes remaining',
+        function() return P2lax:decode(B, head .. item(5) .. '\138\1\2\8') end)
+end)
+
+T.test('proto2: the one-byte-tag fast path (plain and required fields) keeps every check', function()
+    -- decode.rs looks one-byte tags up in MessagePlan::plain_by_tag; a
+    -- required field found there must still count as seen, a wrong wire
+    -- type must still go to the unknown fields, and the last value wins.
+    local B = 'proto2_basic.BenchPayload'
+    T.eq(P2:decode(B, '\8\1\18\1x'), { id = 1, name = 'x' })
+    T.eq(P2:decode(B, '\18\1x\8\1\8\2\18\1y'), { id = 2, name = 'y' }, 'last wins')
+    T.raises('missing required field name of proto2_basic.BenchPayload', function() return P2:decode(B, '\8\1\8\2') end)
+    T.raises('missing required field id of proto2_basic.BenchPayload', function() return P2:decode(B, '\18\1x') end)
+    -- id (1) as LEN and name (2) as varint: unknown fields, so both missing
+    T.raises('missing required fields id, name', function() return P2:decode(B, '\10\1x\16\1') end)
+    local t = P2lax:decode(B, '\10\1x\16\1\40\1')
+    T.eq(t, { active = true })
+    T.eq(T.hex(protolua.unknown(t)), '0a01781001')
+    -- required inside a repeated occurrence of a singular sub-message (a merge)
+    local inner1, inner2 = '\8\7', '\18\1l'
+    T.eq(P2:decode(B, '\8\1\18\1x\130\1\2' .. inner1 .. '\130\1\3' .. inner2).inner, { id = 7, label = 'l' })
+    T.raises('missing required field id of proto2_basic.Inner',
+        function() return P2:decode(B, '\8\1\18\1x\130\1\3' .. inner2) end)
+    -- proto3: a plain string with the wrong wire type is unknown
+    local P = H:message('hello.Person')
+    local u = P:decode('\8\5\16\30')
+    T.eq(u, { age = 30 })
+    T.eq(T.hex(protolua.unknown(u)), '0805')
+end)

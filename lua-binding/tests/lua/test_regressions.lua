@@ -190,3 +190,99 @@ T.test('decode: varints at the end of the input, and runs of one field', functio
     -- runs of emails broken by another field continue the same array
     T.eq(P:decode('\26\1a\26\1b\10\1n\26\1c'), { emails = { 'a', 'b', 'c' }, name = 'n' })
 end)
+
+T.test('decode: unpacked runs of varints of every length (the run count skips them unread)', function()
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local enc = {
+        [1] = '\1', [300] = '\172\2', [70000] = '\240\162\4', [2147483647] = '\255\255\255\255\7',
+        [-70000] = '\144\221\251\255\255\255\255\255\255\1',
+        [-1] = '\255\255\255\255\255\255\255\255\255\1',
+        [-2147483648] = '\128\128\128\128\248\255\255\255\255\1',
+    }
+    local order = { 1, -70000, 300, -1, 70000, 2147483647, -2147483648, 1 }
+    local function run(vals)
+        local s = {}
+        for i, v in ipairs(vals) do s[i] = '\40' .. enc[v] end
+        return table.concat(s)
+    end
+    -- every prefix, so that the run's last values sit in the input's last 8 bytes
+    for n = 1, #order do
+        local vals = { (table.unpack or unpack)(order, 1, n) }
+        T.eq(P:decode(run(vals)), { lucky_numbers = vals })
+        T.eq(P:decode(run(vals) .. '\10\1x'), { lucky_numbers = vals, name = 'x' })
+    end
+    -- a run broken by another field and resumed appends
+    T.eq(P:decode(run({ -1, 300 }) .. '\16\7' .. run({ -70000 })), { age = 7, lucky_numbers = { -1, 300, -70000 } })
+    -- a run ending in a truncated or overlong varint: the element is named
+    T.raises('field lucky_numbers[3]: truncated input', function()
+        return P:decode(run({ -1, 300 }) .. '\40\255\255\255')
+    end)
+    T.raises('field lucky_numbers[2]: varint longer than 64 bits', function()
+        return P:decode(run({ 70000 }) .. '\40' .. string.rep('\255', 10) .. '\1' .. run({ 1 }))
+    end)
+end)
+
+T.test('decode: the first container of a frame, before and after unknown fields and sub-messages', function()
+    -- The first array a frame creates lands in its container slot without
+    -- a settop (decode.rs `switch_container`); unknown fields take the
+    -- slots first. Each order must decode the same table and keep the
+    -- unknown bytes.
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local unk = '\184\6\9' -- field 103, varint 9
+    local em = '\26\1a\26\1b'
+    local lu = '\40\1\42\2\2\3'
+    local ad = '\34\5\10\3xyz'
+    local want = { emails = { 'a', 'b' }, lucky_numbers = { 1, 2, 3 }, address = { street = 'xyz' } }
+    for _, parts in ipairs({
+        { em, lu, ad }, { lu, em, ad }, { ad, em, lu }, { unk, em, lu, ad }, { em, unk, lu, ad },
+        { ad, lu, unk, em }, { em, lu, ad, unk },
+    }) do
+        local bin = table.concat(parts)
+        local t = P:decode(bin)
+        T.eq(t, want)
+        T.eq(protolua.unknown(t), bin:find(unk, 1, true) and unk or nil)
+        local s = P:decode(bin, { serialize = true })
+        T.eq(getmetatable(s.emails).__serialize, 'seq')
+        T.eq(getmetatable(s.lucky_numbers).__serialize, 'seq')
+        T.eq(s.address.street, 'xyz')
+    end
+    -- the first container inside a sub-message, next to its parent's
+    local C = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds')
+    local B = 'proto2_basic.BenchPayload'
+    local bin = C:encode(B, { id = 1, name = 'n', items = { { id = 2, deltas = { 1, -1 } }, { id = 3 } },
+        inner = { id = 4, deltas = { 5 } }, values = { 7 } })
+    T.eq(C:decode(B, bin).items, { { id = 2, deltas = { 1, -1 } }, { id = 3 } })
+    T.eq(C:decode(B, bin).inner, { id = 4, deltas = { 5 } })
+    T.eq(C:decode(B, bin).values, { 7 })
+end)
+
+T.test('decode: runs of strings with one- and two-byte lengths, cut anywhere', function()
+    -- count_run's LEN loop reads a one-byte length inline and others
+    -- through the varint scan; a run cut inside a length or a value must
+    -- still decode up to it and report the same error.
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local long = string.rep('e', 200)
+    local function email(s)
+        local n = #s
+        local len = n < 128 and string.char(n) or string.char(n % 128 + 128, math.floor(n / 128))
+        return '\26' .. len .. s
+    end
+    local vals = { 'a', long, '', 'bc', long .. 'x', 'd' }
+    local parts = {}
+    for i, v in ipairs(vals) do parts[i] = email(v) end
+    local bin = table.concat(parts)
+    T.eq(P:decode(bin), { emails = vals })
+    T.eq(P:decode(bin .. '\16\5'), { emails = vals, age = 5 })
+    for cut = 1, #bin - 1 do
+        local ok = pcall(P.decode, P, bin:sub(1, cut))
+        local whole = false
+        local at = 0
+        for _, p in ipairs(parts) do
+            at = at + #p
+            if at == cut then whole = true end
+        end
+        T.eq(ok, whole, 'cut at ' .. cut)
+    end
+    T.raises('field emails[2]: length 200 exceeds the 199 bytes remaining',
+        function() return P:decode(email('a') .. email(long):sub(1, -2)) end)
+end)
