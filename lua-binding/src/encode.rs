@@ -524,8 +524,7 @@ impl EncodeCtx<'_> {
                     if f.implicit && s.is_empty() {
                         return Ok(());
                     }
-                    out.w.put_encoded_tag(&f.tag);
-                    out.w.put_len_bytes(s);
+                    out.w.put_tagged_len_bytes(&f.tag, s);
                     Ok(())
                 }
                 _ => {
@@ -612,8 +611,7 @@ impl EncodeCtx<'_> {
                 if check_utf8 && utf8::validate_utf8(s, 0).is_err() {
                     return Err(self.err.set(CodecError::new(ErrorKind::InvalidUtf8, None)));
                 }
-                w.put_encoded_tag(&f.tag);
-                w.put_len_bytes(s);
+                w.put_tagged_len_bytes(&f.tag, s);
                 Ok(())
             })
         }
@@ -735,8 +733,7 @@ impl EncodeCtx<'_> {
                 Kind::Message | Kind::Group => self.single(f, v, ty, depth, out),
                 Kind::String | Kind::Bytes => {
                     let s = self.string_value(f, v, ty)?;
-                    out.w.put_encoded_tag(&f.tag);
-                    out.w.put_len_bytes(s);
+                    out.w.put_tagged_len_bytes(&f.tag, s);
                     Ok(())
                 }
                 _ => {

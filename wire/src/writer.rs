@@ -193,6 +193,34 @@ impl Writer {
         self.buf.extend_from_slice(bytes);
     }
 
+    /// Appends a whole LEN field whose value is known up front: the
+    /// precomputed `tag`, the length of `bytes` and `bytes`. The same
+    /// output as [`Writer::put_encoded_tag`] then [`Writer::put_len_bytes`].
+    ///
+    /// Cost: inline at the call site. For values below 16384 bytes the tag
+    /// and the length are combined in one word and written with one 8-byte
+    /// store (one capacity check), then the value is one `memcpy`, with no
+    /// out-of-line call of the writer's own. Longer values take the two
+    /// separate writes.
+    #[inline(always)]
+    pub fn put_tagged_len_bytes(&mut self, tag: &EncodedTag, bytes: &[u8]) {
+        let n = bytes.len();
+        if n >= 0x4000 {
+            self.put_encoded_tag(tag);
+            self.put_len_bytes(bytes);
+            return;
+        }
+        let (tag_bytes, tag_len) = tag.parts();
+        let mut word = [0u8; 8];
+        word[..5].copy_from_slice(tag_bytes);
+        let (len_word, len_len) =
+            if n < 0x80 { (n as u64, 1) } else { ((n as u64 & 0x7f) | 0x80 | ((n as u64 >> 7) << 8), 2) };
+        // The tag takes at most 5 bytes and the length 2: they fit a word.
+        let word = u64::from_le_bytes(word) | len_word << (8 * tag_len);
+        self.put_prefix(&word.to_le_bytes(), tag_len + len_len);
+        self.buf.extend_from_slice(bytes);
+    }
+
     /// Starts a LEN value whose length is not known yet: reserves one byte.
     #[inline]
     pub fn begin_len(&mut self) -> LenMark {

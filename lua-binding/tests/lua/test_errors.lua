@@ -125,6 +125,35 @@ T.test('errors encode invalid UTF-8 in a proto3 string', function()
     T.eq(AllTypes:decode(AllTypes:encode({ f_bytes = '\255\0\254' })), { f_bytes = '\255\0\254' }, 'bytes')
 end)
 
+T.test('encode: repeated strings (one tag+length word per element) at the length edges and errors inside a run', function()
+    -- emails is field 3: tag byte 0x1a; the length is a 1-, 2- or 3-byte varint
+    local lens = { 0, 1, 127, 128, 16383, 16384, 20000 }
+    local arr, want = {}, {}
+    for i, len in ipairs(lens) do
+        arr[i] = string.rep(string.char(97 + i), len)
+        want[i] = '\26' .. varint(len) .. arr[i]
+    end
+    T.eq(Person:encode({ emails = arr }), table.concat(want), 'bytes of a run of every length class')
+    T.eq(Person:decode(Person:encode({ emails = arr })), { emails = arr }, 'round trip')
+    for _, len in ipairs(lens) do
+        local v = string.rep('z', len)
+        T.eq(Person:encode({ name = v }), len == 0 and '' or '\10' .. varint(len) .. v, 'singular, ' .. len .. ' bytes')
+    end
+    -- a wrong type or invalid UTF-8 at every position of a 20-element run
+    -- (batches of 8: first, inside, last of a batch, and the last element)
+    for _, at in ipairs({ 1, 2, 8, 9, 16, 17, 20 }) do
+        for _, bad in ipairs({ { 5, 'expected string, got number' }, { true, 'expected string, got boolean' },
+            { 'ok\255', 'string is not valid UTF-8' }, { string.rep('a', 200) .. '\192', 'string is not valid UTF-8' } }) do
+            local a = {}
+            for i = 1, 20 do a[i] = string.rep('x', i * 7) end
+            a[at] = bad[1]
+            T.raises('field emails[' .. at .. ']: ' .. bad[2], function() return Person:encode({ emails = a }) end)
+        end
+    end
+    -- the schema still encodes after those errors
+    T.eq(Person:decode(Person:encode({ emails = { 'a', '' } })), { emails = { 'a', '' } })
+end)
+
 T.test('errors encode nil hole in a repeated array', function()
     -- A border of # is implementation-defined with holes; LuaJIT gives 1 for
     -- {1, nil, 3}, but 4 for {1, nil, 3, 4} (as does PUC Lua).
