@@ -22,7 +22,7 @@
 use std::cmp::Ordering;
 use std::os::raw::c_int;
 
-use pbwire::{Tag, WireType, Writer, utf8, zigzag};
+use pbwire::{EncodedTag, Tag, WireType, Writer, utf8, zigzag};
 
 use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, MissingSet, ShortStr, lua_type_name};
 use crate::host::{Cdata, ModuleState};
@@ -595,26 +595,82 @@ impl EncodeCtx<'_> {
 
     /// The elements of a repeated string/bytes field, each with its tag:
     /// what [`Self::element`] and [`Self::string_value`] do per element,
-    /// in one loop without their two calls.
+    /// in one loop without their two calls (see [`Self::string_run`]).
     #[inline(never)]
     unsafe fn string_elements(&self, mi: u32, fi: usize, f: &FieldPlan, arr: c_int, n: usize, w: &mut Writer) -> Res {
-        let check_utf8 = f.utf8 && self.utf8;
-        // SAFETY: forwarded from `repeated` (`arr` a table, stack reserved
-        // by `each_element`); a string slot is read only after its type is
-        // checked, and stays anchored in `arr` for the whole encode.
+        // SAFETY: forwarded.
         unsafe {
-            self.each_element(mi, fi, arr, n, |v, ety| {
-                if ety != ffi::LUA_TSTRING {
-                    return Err(self.err.set(wrong("string", ety)));
-                }
-                let s = lua::string_bytes(self.L, v);
-                if check_utf8 && utf8::validate_utf8(s, 0).is_err() {
-                    return Err(self.err.set(CodecError::new(ErrorKind::InvalidUtf8, None)));
-                }
-                w.put_tagged_len_bytes(&f.tag, s);
-                Ok(())
-            })
+            if f.utf8 && self.utf8 {
+                self.string_run::<true>(mi, fi, f.tag, arr, n, w)
+            } else {
+                self.string_run::<false>(mi, fi, f.tag, arr, n, w)
+            }
         }
+    }
+
+    /// The loop of [`Self::string_elements`], with the UTF-8 check a
+    /// constant: per element `rawgeti`, `lua_type`, `lua_tolstring`, the
+    /// check and one [`Writer::put_tagged_len_bytes`], the elements popped
+    /// in batches as in [`Self::each_element`]. Anything that is not a
+    /// valid string goes to [`Self::string_run_error`], out of line.
+    #[inline(always)]
+    unsafe fn string_run<const UTF8: bool>(
+        &self,
+        mi: u32,
+        fi: usize,
+        tag: EncodedTag,
+        arr: c_int,
+        n: usize,
+        w: &mut Writer,
+    ) -> Res {
+        let L = self.L;
+        // SAFETY: `arr` is a table (checked by `repeated`); the batch's
+        // slots are reserved before it is pushed; a slot is read as a
+        // string only after its type is checked (`lua_tolstring` would
+        // convert a number), and the string stays anchored in `arr` for
+        // the whole encode; the stack is back at `base` on every exit.
+        unsafe {
+            let base = ffi::lua_gettop(L);
+            let mut i = 1;
+            while i <= n {
+                if ffi::lua_checkstack(L, ELEMENT_BATCH as c_int + 8) == 0 {
+                    return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
+                }
+                let end = n.min(i + ELEMENT_BATCH - 1);
+                // An exclusive range: `..=` keeps an exhausted flag.
+                for j in i..end + 1 {
+                    lua::push_rawgeti(L, arr, j as i64);
+                    let ety = ffi::lua_type(L, -1);
+                    if ety != ffi::LUA_TSTRING {
+                        return Err(self.string_run_error(mi, fi, base, j, ety));
+                    }
+                    let s = lua::string_bytes(L, -1);
+                    if UTF8 && utf8::validate_utf8(s, 0).is_err() {
+                        return Err(self.string_run_error(mi, fi, base, j, ety));
+                    }
+                    w.put_tagged_len_bytes(&tag, s);
+                }
+                ffi::lua_settop(L, base);
+                i = end + 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Element `j` of a string run (on top of the stack, of type `ety`)
+    /// is not a valid string: record the error with the element's path and
+    /// pop the stack back to `base`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn string_run_error(&self, mi: u32, fi: usize, base: c_int, j: usize, ety: c_int) -> Fail {
+        let e = match ety {
+            ffi::LUA_TNIL => CodecError::new(ErrorKind::ArrayHole(j as u64), None),
+            ffi::LUA_TSTRING => CodecError::new(ErrorKind::InvalidUtf8, None),
+            _ => wrong("string", ety),
+        };
+        // SAFETY: the stack holds the run's pushed elements above `base`.
+        unsafe { ffi::lua_settop(self.L, base) };
+        self.err.set(e.in_element(mi, fi, j as u64))
     }
 
     /// The elements of a repeated scalar field (packed run, or each with
