@@ -699,7 +699,8 @@ impl EncodeCtx<'_> {
                     if tagged {
                         w.put_encoded_tag(&f.tag);
                     }
-                    match self.small_integer($kind, v, ety) {
+                    // The element is also on top: -1 needs no index arithmetic.
+                    match self.small_integer($kind, -1, ety) {
                         Some(i) => {
                             #[allow(clippy::redundant_closure_call)]
                             ($put)(&mut *w, i);
@@ -762,7 +763,8 @@ impl EncodeCtx<'_> {
                     return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
                 }
                 let end = n.min(i + ELEMENT_BATCH - 1);
-                for j in i..=end {
+                // An exclusive range: `..=` keeps an exhausted flag.
+                for j in i..end + 1 {
                     let ety = lua::rawgeti(L, arr, j as i64);
                     let r = if ety == ffi::LUA_TNIL {
                         Err(self.err.set(CodecError::new(ErrorKind::ArrayHole(j as u64), None)))
@@ -988,6 +990,13 @@ impl EncodeCtx<'_> {
                 lua::number_as_integer(self.L, v)?
             } else {
                 let x = ffi::lua_tonumber(self.L, v);
+                if matches!(kind, Kind::Int32 | Kind::SInt32 | Kind::SFixed32 | Kind::Enum) {
+                    // `as` saturates, and i32's bounds are exact doubles: a
+                    // value out of range, a fraction or NaN does not survive
+                    // the round trip, so this is the range check too.
+                    let i = x as i32;
+                    return (i as f64 == x).then_some(i as i64);
+                }
                 // `as` saturates, so i64::MAX also stands for 2^63 and up;
                 // a fraction or NaN does not survive the round trip.
                 let i = x as i64;

@@ -154,6 +154,31 @@ T.test('encode: repeated strings (one tag+length word per element) at the length
     T.eq(Person:decode(Person:encode({ emails = { 'a', '' } })), { emails = { 'a', '' } })
 end)
 
+T.test('encode: 32-bit integer kinds at their bounds, singular and repeated (the one-cast range check)', function()
+    local kinds = {
+        { 'int32', -2 ^ 31, 2 ^ 31 - 1 }, { 'sint32', -2 ^ 31, 2 ^ 31 - 1 }, { 'sfixed32', -2 ^ 31, 2 ^ 31 - 1 },
+        { 'uint32', 0, 2 ^ 32 - 1 }, { 'fixed32', 0, 2 ^ 32 - 1 },
+    }
+    for _, k in ipairs(kinds) do
+        local name, lo, hi = k[1], k[2], k[3]
+        local f, r = 'f_' .. name, 'r_' .. name
+        for _, v in ipairs({ lo, hi, 0, -0.0, 1 }) do
+            T.eq(AllTypes:decode(AllTypes:encode({ [r] = { v, v } }))[r], { v, v }, r .. ' ' .. v)
+            if v ~= 0 then T.eq(AllTypes:decode(AllTypes:encode({ [f] = v }))[f], v, f .. ' ' .. v) end
+        end
+        for _, v in ipairs({ lo - 1, hi + 1, 2 ^ 40, -2 ^ 40 }) do
+            T.raises('field ' .. r .. '[2]: value', function() return AllTypes:encode({ [r] = { 1, v } }) end)
+            T.raises('field ' .. f .. ': value', function() return AllTypes:encode({ [f] = v }) end)
+        end
+        for _, v in ipairs({ 0.5, lo + 0.5, hi - 0.5, 0 / 0 }) do
+            T.raises('field ' .. r .. '[2]: number', function() return AllTypes:encode({ [r] = { 1, v } }) end)
+            T.raises('field ' .. f .. ': number', function() return AllTypes:encode({ [f] = v }) end)
+        end
+        T.raises('field ' .. r .. '[2]', function() return AllTypes:encode({ [r] = { 1, 1 / 0 } }) end)
+        T.raises('field ' .. r .. '[2]', function() return AllTypes:encode({ [r] = { 1, -1 / 0 } }) end)
+    end
+end)
+
 T.test('errors encode nil hole in a repeated array', function()
     -- A border of # is implementation-defined with holes; LuaJIT gives 1 for
     -- {1, nil, 3}, but 4 for {1, nil, 3, 4} (as does PUC Lua).
