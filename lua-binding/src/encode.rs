@@ -261,6 +261,10 @@ impl EncodeCtx<'_> {
                 let v = ffi::lua_gettop(L);
                 let r = match f.card {
                     Card::Single => {
+                        if self.single_fast(f, ty, &mut out.w) {
+                            ffi::lua_pop(L, 1);
+                            continue;
+                        }
                         self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
                     }
                     Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
@@ -338,6 +342,7 @@ impl EncodeCtx<'_> {
                 }
                 if r.is_ok() {
                     r = match f.card {
+                        Card::Single if self.single_fast(f, ty, &mut out.w) => Ok(()),
                         Card::Single => {
                             self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
                         }
@@ -492,6 +497,66 @@ impl EncodeCtx<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The common singular fields, inline in the field loops: a number for
+    /// an integer kind in range (what [`Self::small_integer`] takes), a
+    /// `double`, a `bool`, or a string for a string/bytes field that needs
+    /// no UTF-8 check or passes it. The value is on top of the stack.
+    /// Returns `false`, having written nothing, for anything else, which
+    /// [`Self::single`] then handles (and words the errors of).
+    #[inline(always)]
+    unsafe fn single_fast(&self, f: &FieldPlan, ty: c_int, w: &mut Writer) -> bool {
+        let L = self.L;
+        // SAFETY: the value is on top of the stack (index −1); it is read
+        // as a number/boolean/string only after its type is checked.
+        unsafe {
+            if ty == ffi::LUA_TNUMBER {
+                let x = match f.kind {
+                    Kind::Int32 | Kind::Enum => self.small_integer(Kind::Int32, -1, ty).map(|i| i as u64),
+                    Kind::Int64 => self.small_integer(Kind::Int64, -1, ty).map(|i| i as u64),
+                    Kind::UInt32 => self.small_integer(Kind::UInt32, -1, ty).map(|i| i as u64),
+                    Kind::UInt64 => self.small_integer(Kind::UInt64, -1, ty).map(|i| i as u64),
+                    Kind::SInt32 => {
+                        self.small_integer(Kind::SInt32, -1, ty).map(|i| zigzag::encode_zigzag32(i as i32) as u64)
+                    }
+                    Kind::SInt64 => self.small_integer(Kind::SInt64, -1, ty).map(zigzag::encode_zigzag64),
+                    Kind::Double => {
+                        let x = ffi::lua_tonumber(L, -1).to_bits();
+                        if !(f.implicit && x == 0) {
+                            w.put_encoded_tag(&f.tag);
+                            w.put_fixed64(x);
+                        }
+                        return true;
+                    }
+                    _ => None,
+                };
+                let Some(x) = x else { return false };
+                if !(f.implicit && x == 0) {
+                    w.put_encoded_tag(&f.tag);
+                    w.put_varint(x);
+                }
+                true
+            } else if ty == ffi::LUA_TSTRING && matches!(f.kind, Kind::String | Kind::Bytes) {
+                let s = lua::string_bytes(L, -1);
+                if f.utf8 && self.utf8 && utf8::validate_utf8(s, 0).is_err() {
+                    return false;
+                }
+                if !(f.implicit && s.is_empty()) {
+                    w.put_tagged_len_bytes(&f.tag, s);
+                }
+                true
+            } else if ty == ffi::LUA_TBOOLEAN && f.kind == Kind::Bool {
+                let b = ffi::lua_toboolean(L, -1) != 0;
+                if b || !f.implicit {
+                    w.put_encoded_tag(&f.tag);
+                    w.put_varint(b as u64);
+                }
+                true
+            } else {
+                false
+            }
+        }
     }
 
     /// A singular field: tag and value, skipping proto3 zero values.

@@ -179,6 +179,44 @@ T.test('encode: 32-bit integer kinds at their bounds, singular and repeated (the
     end
 end)
 
+T.test('encode: singular scalars and strings (the inline fast path), probed and walked, zero values', function()
+    local neg1 = '\255\255\255\255\255\255\255\255\255\1'
+    local cases = {
+        { 'f_int32', 1, '\8\1' }, { 'f_int32', -1, '\8' .. neg1 }, { 'f_int32', 300, '\8\172\2' },
+        { 'f_int64', 2 ^ 40, '\16' .. varint(2 ^ 40) }, { 'f_int64', -1, '\16' .. neg1 },
+        { 'f_uint32', 2 ^ 32 - 1, '\24\255\255\255\255\15' }, { 'f_uint64', 2 ^ 53, '\32' .. varint(2 ^ 53) },
+        { 'f_sint32', -1, '\40\1' }, { 'f_sint32', 1, '\40\2' }, { 'f_sint64', -2 ^ 40, '\48' .. varint(2 ^ 41 - 1) },
+        { 'f_double', 1.5, '\97\0\0\0\0\0\0\248\63' }, { 'f_double', -0.0, '\97\0\0\0\0\0\0\0\128' },
+        { 'f_bool', true, '\104\1' }, { 'f_string', 'x', '\114\1x' }, { 'f_bytes', '\255', '\122\1\255' },
+        { 'f_color', 2, '\128\1\2' }, { 'f_color', -1, '\128\1' .. neg1 },
+        { 'opt_int32', 0, '\216\5\0' }, { 'opt_string', '', '\226\5\0' },
+        -- zero values of implicit presence are left out
+        { 'f_int32', 0, '' }, { 'f_int64', 0, '' }, { 'f_uint32', 0, '' }, { 'f_uint64', 0, '' }, { 'f_sint32', 0, '' },
+        { 'f_sint64', 0, '' }, { 'f_double', 0, '' }, { 'f_bool', false, '' }, { 'f_string', '', '' },
+        { 'f_bytes', '', '' }, { 'f_color', 0, '' },
+    }
+    local full = { f_int32 = 1, f_int64 = 1, f_uint32 = 1, f_uint64 = 1, f_sint32 = 1, f_sint64 = 1, f_double = 1,
+        f_bool = true, f_string = 's', f_bytes = 'b', f_float = 1, f_fixed32 = 1 }
+    for _, c in ipairs(cases) do
+        AllTypes:encode(full) -- the next encode probes (the last one found many fields set)
+        T.eq(AllTypes:encode({ [c[1]] = c[2] }), c[3], 'probed ' .. c[1] .. ' = ' .. tostring(c[2]))
+        T.eq(AllTypes:encode({ [c[1]] = c[2] }), c[3], 'walked ' .. c[1] .. ' = ' .. tostring(c[2]))
+    end
+    -- what the fast path leaves to the general one: same errors, either way
+    for _ = 1, 2 do
+        AllTypes:encode(full)
+        T.raises('field f_int32: value', function() return AllTypes:encode({ f_int32 = 2 ^ 31 }) end)
+        T.raises('field f_uint64: value -1', function() return AllTypes:encode({ f_uint64 = -1.5 + 0.5 }) end)
+        T.raises('field f_string: string is not valid UTF-8', function() return AllTypes:encode({ f_string = '\255' }) end)
+        T.raises('field f_bool: expected boolean, got number', function() return AllTypes:encode({ f_bool = 1 }) end)
+        T.raises('field f_double: expected number, got string', function() return AllTypes:encode({ f_double = '1' }) end)
+        T.raises('field f_string: expected string, got number', function() return AllTypes:encode({ f_string = 1 }) end)
+        T.raises('field f_int32: expected integer, got boolean', function() return AllTypes:encode({ f_int32 = true }) end)
+    end
+    T.eq(AllTypes:decode(AllTypes:encode({ f_int64 = '-5' })).f_int64, -5, 'decimal string for int64')
+    T.eq(AllTypes:decode(AllTypes:encode({ f_color = 'COLOR_NEG' })).f_color, 'COLOR_NEG', 'enum by name')
+end)
+
 T.test('errors encode nil hole in a repeated array', function()
     -- A border of # is implementation-defined with holes; LuaJIT gives 1 for
     -- {1, nil, 3}, but 4 for {1, nil, 3, 4} (as does PUC Lua).
