@@ -237,9 +237,13 @@ impl EncodeCtx<'_> {
             let mut present = 0usize;
             let mut missing_required = false;
             let mut oneof_set = [0u16; TRACKED_ONEOFS];
+            // Every field leaves the stack as it found it, so each value
+            // lands in the same slot: one `lua_gettop` per message.
+            let v = ffi::lua_gettop(L) + 1;
             for (fi, f) in plan.fields.iter().enumerate() {
                 self.push_key(f.key_id);
                 let ty = lua::rawget(L, t);
+                debug_assert_eq!(ffi::lua_gettop(L), v);
                 if ty == ffi::LUA_TNIL {
                     ffi::lua_pop(L, 1);
                     missing_required |= f.required;
@@ -258,7 +262,6 @@ impl EncodeCtx<'_> {
                     ffi::lua_pop(L, 1);
                     return Err(e);
                 }
-                let v = ffi::lua_gettop(L);
                 let r = match f.card {
                     Card::Single => {
                         if self.single_fast(f, ty, &mut out.w) {
