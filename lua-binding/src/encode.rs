@@ -651,9 +651,19 @@ impl EncodeCtx<'_> {
                 return Ok(());
             }
             match f.kind {
-                Kind::Message | Kind::Group => {
-                    self.each_element(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?
-                }
+                // The element loop calls `message` itself (`single` would
+                // add a frame and a kind dispatch per element).
+                Kind::Message => self.each_element(mi, fi, arr, n, |v, ety| {
+                    if ety != ffi::LUA_TTABLE {
+                        return Err(self.err.set(wrong("table", ety)));
+                    }
+                    out.w.put_encoded_tag(&f.tag);
+                    let mark = out.w.begin_len();
+                    self.message(f.sub, v, depth + 1, out)?;
+                    out.w.end_len(mark);
+                    Ok(())
+                })?,
+                Kind::Group => self.each_element(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?,
                 Kind::String | Kind::Bytes => self.string_elements(mi, fi, f, arr, n, &mut out.w)?,
                 _ => self.scalar_elements(mi, fi, f, arr, n, true, &mut out.w)?,
             }

@@ -217,6 +217,26 @@ T.test('encode: singular scalars and strings (the inline fast path), probed and 
     T.eq(AllTypes:decode(AllTypes:encode({ f_color = 'COLOR_NEG' })).f_color, 'COLOR_NEG', 'enum by name')
 end)
 
+T.test('encode: repeated sub-messages (the element loop calls message directly)', function()
+    T.raises('field r_nested[2]: expected table, got number', function() return AllTypes:encode({ r_nested = { {}, 5 } }) end)
+    T.raises('field r_nested[9]: expected table, got string',
+        function() return AllTypes:encode({ r_nested = { {}, {}, {}, {}, {}, {}, {}, {}, 'x' } }) end)
+    T.raises('field r_nested[3].a: value', function() return AllTypes:encode({ r_nested = { {}, {}, { a = 2 ^ 31 } } }) end)
+    -- bytes: each element is tag 48 (2 bytes), a length, the body; empty elements are kept
+    T.eq(AllTypes:encode({ r_nested = { {}, { a = 1 }, {} } }), '\130\3\0\130\3\2\8\1\130\3\0')
+    -- a long element body moves its length prefix (begin_len/end_len)
+    local long = string.rep('q', 300)
+    T.eq(AllTypes:decode(AllTypes:encode({ r_nested = { { b = long }, { a = 3 } } })).r_nested, { { b = long }, { a = 3 } })
+    -- nesting through repeated fields counts toward the depth limit
+    local t = {}
+    local cur = t
+    for _ = 1, 12 do
+        cur.kids = { {} }
+        cur = cur.kids[1]
+    end
+    T.raises('nesting', function() return ShallowNode:encode(t) end)
+end)
+
 T.test('errors encode nil hole in a repeated array', function()
     -- A border of # is implementation-defined with holes; LuaJIT gives 1 for
     -- {1, nil, 3}, but 4 for {1, nil, 3, 4} (as does PUC Lua).
