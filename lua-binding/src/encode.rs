@@ -108,6 +108,33 @@ fn reorder_parts(buf: &mut Vec<u8>, region: usize, parts: impl Iterator<Item = (
     buf.truncate(end);
 }
 
+/// Swap the two parts of `buf[region..]`: its first `first` bytes and the
+/// rest (either may be empty: a proto3 zero value writes nothing). Up to 16 bytes (two small fields, the sparse
+/// tables' common case) it is one `u128` load, two shifts and one store,
+/// on 16 zero bytes appended and cut off again; `rotate_left` would make
+/// three libc calls (copy out, move down, copy back) for a few bytes.
+fn rotate_region(buf: &mut Vec<u8>, region: usize, first: usize) {
+    let len = buf.len();
+    let m = len - region;
+    if first == 0 || first >= m {
+        return;
+    }
+    if m > 16 {
+        buf[region..].rotate_left(first);
+        return;
+    }
+    buf.extend_from_slice(&[0u8; 16]);
+    if let Some(chunk) = buf[region..].first_chunk_mut::<16>() {
+        // Bytes m..16 of the chunk are the zeros just appended, and both
+        // shifts are between 8 and 120 bits.
+        let x = u128::from_le_bytes(*chunk);
+        let (a_bits, b_bits) = (8 * first as u32, 8 * (m - first) as u32);
+        let a = x & ((1u128 << a_bits) - 1);
+        *chunk = ((x >> a_bits) | (a << b_bits)).to_le_bytes();
+    }
+    buf.truncate(len);
+}
+
 /// Everything an encode needs besides the buffers.
 pub struct EncodeCtx<'a> {
     /// The Lua state.
@@ -368,7 +395,7 @@ impl EncodeCtx<'_> {
             // order: their bytes tile the region, so one rotation in place
             // puts them right, without the sort and the copy out and back.
             if a.number > b.number {
-                out.w.as_mut_vec()[region..].rotate_left(a.end - a.start);
+                rotate_region(out.w.as_mut_vec(), region, a.end - a.start);
             }
         } else if !fields.windows(2).all(|w| w[0].number < w[1].number) {
             fields.sort_unstable_by_key(|f| f.number);
