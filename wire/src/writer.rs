@@ -129,6 +129,12 @@ impl Writer {
     /// are written whether or not they count.
     #[inline(never)]
     fn put_varint_long(&mut self, value: u64) {
+        // With room for 10 bytes checked here, the compiler drops the
+        // copy's own grow path: this is a leaf with no register saves,
+        // and growing is a cold tail call.
+        if self.buf.capacity() - self.buf.len() < MAX_VARINT_LEN {
+            return self.put_varint_long_grow(value);
+        }
         let len = encoded_len_varint(value);
         let x = value & 0x00ff_ffff_ffff_ffff;
         let x = (x & 0x0fff_ffff) | ((x & 0x00ff_ffff_f000_0000) << 4);
@@ -142,6 +148,15 @@ impl Writer {
         bytes[8] = ((value >> 56) as u8 & 0x7f) | if len > 9 { 0x80 } else { 0 };
         bytes[9] = (value >> 63) as u8;
         self.put_prefix(&bytes, len);
+    }
+
+    /// [`Writer::put_varint_long`] when the buffer has fewer than 10 free
+    /// bytes: grow, then write.
+    #[cold]
+    #[inline(never)]
+    fn put_varint_long_grow(&mut self, value: u64) {
+        self.buf.reserve(MAX_VARINT_LEN);
+        self.put_varint_long(value);
     }
 
     /// Appends the first `len` bytes of `bytes`. A copy of a length known

@@ -1132,6 +1132,21 @@ mod writer {
         }
     }
 
+    #[test]
+    fn put_varint_long_grows_when_fewer_than_10_bytes_are_free() {
+        // Free space from 16 down to 0: the in-place write and the grow path.
+        for fill in 0..=16usize {
+            for value in [0x4000u64, 1 << 35, u64::MAX] {
+                let mut w = Writer::with_capacity(16);
+                w.put_bytes(&vec![7u8; fill]);
+                w.put_varint(value);
+                let mut want = vec![7u8; fill];
+                want.extend_from_slice(&enc(value));
+                assert_eq!(w.as_slice(), want.as_slice(), "fill {fill}, value {value:#x}");
+            }
+        }
+    }
+
     /// Body bytes that make misplaced copies visible.
     fn body(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i % 251) as u8).collect()
