@@ -173,8 +173,16 @@ fn wrong(expected: &'static str, got: c_int) -> CodecError {
 /// one set field in this many declared ones.
 const WALK_RATIO: usize = 2;
 
-/// Array elements pushed before one pop (see `EncodeCtx::each_element`).
-const ELEMENT_BATCH: usize = 8;
+/// Scalar and string array elements pushed before one pop (see
+/// `EncodeCtx::each_element`): one `lua_settop` and one `lua_checkstack`
+/// per batch.
+const ELEMENT_BATCH: usize = 32;
+
+/// The same for sub-message elements. Each nesting level holds its batch
+/// on the Lua stack while the element is encoded, and one C call may use
+/// at most `LUAI_MAXCSTACK` (8,000) slots on LuaJIT and 5.1: a small batch
+/// keeps 200 levels (`max_depth`'s ceiling) well inside it.
+const MESSAGE_BATCH: usize = 8;
 
 impl EncodeCtx<'_> {
     /// Encode the table at absolute index `t` as message `msg` into `out.w`.
@@ -680,7 +688,7 @@ impl EncodeCtx<'_> {
             match f.kind {
                 // The element loop calls `message` itself (`single` would
                 // add a frame and a kind dispatch per element).
-                Kind::Message => self.each_element(mi, fi, arr, n, |v, ety| {
+                Kind::Message => self.each_element::<MESSAGE_BATCH>(mi, fi, arr, n, |v, ety| {
                     if ety != ffi::LUA_TTABLE {
                         return Err(self.err.set(wrong("table", ety)));
                     }
@@ -690,7 +698,9 @@ impl EncodeCtx<'_> {
                     out.w.end_len(mark);
                     Ok(())
                 })?,
-                Kind::Group => self.each_element(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?,
+                Kind::Group => {
+                    self.each_element::<MESSAGE_BATCH>(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?
+                }
                 Kind::String | Kind::Bytes => self.string_elements(mi, fi, f, arr, n, &mut out.w)?,
                 _ => self.scalar_elements(mi, fi, f, arr, n, true, &mut out.w)?,
             }
@@ -800,7 +810,7 @@ impl EncodeCtx<'_> {
         // `small_integer` folds; `$put` writes the value read.
         macro_rules! ints {
             ($kind:expr, $put:expr) => {
-                self.each_element(mi, fi, arr, n, |v, ety| {
+                self.each_element::<ELEMENT_BATCH>(mi, fi, arr, n, |v, ety| {
                     if tagged {
                         w.put_encoded_tag(&f.tag);
                     }
@@ -832,7 +842,7 @@ impl EncodeCtx<'_> {
                 Kind::SFixed32 => ints!(Kind::SFixed32, |w: &mut Writer, i: i64| w.put_fixed32(i as u32)),
                 Kind::Fixed64 => ints!(Kind::Fixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
                 Kind::SFixed64 => ints!(Kind::SFixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
-                _ => self.each_element(mi, fi, arr, n, |v, ety| {
+                _ => self.each_element::<ELEMENT_BATCH>(mi, fi, arr, n, |v, ety| {
                     if tagged {
                         w.put_encoded_tag(&f.tag);
                     }
@@ -843,11 +853,11 @@ impl EncodeCtx<'_> {
     }
 
     /// Call `each(index, type)` on `arr[1..=n]`, pushing the elements in
-    /// batches of [`ELEMENT_BATCH`] and popping each batch with one
+    /// batches of `BATCH` ([`ELEMENT_BATCH`] or [`MESSAGE_BATCH`]) and popping each batch with one
     /// `lua_settop` (two C API calls per element instead of four). A nil is
     /// a hole: an error naming the index.
     #[inline(always)]
-    unsafe fn each_element(
+    unsafe fn each_element<const BATCH: usize>(
         &self,
         mi: u32,
         fi: usize,
@@ -864,10 +874,10 @@ impl EncodeCtx<'_> {
             let base = ffi::lua_gettop(L);
             let mut i = 1;
             while i <= n {
-                if ffi::lua_checkstack(L, ELEMENT_BATCH as c_int + 8) == 0 {
+                if ffi::lua_checkstack(L, BATCH as c_int + 8) == 0 {
                     return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
                 }
-                let end = n.min(i + ELEMENT_BATCH - 1);
+                let end = n.min(i + BATCH - 1);
                 // An exclusive range: `..=` keeps an exhausted flag.
                 for j in i..end + 1 {
                     let ety = lua::rawgeti(L, arr, j as i64);

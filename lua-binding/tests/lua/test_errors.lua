@@ -139,19 +139,30 @@ T.test('encode: repeated strings (one tag+length word per element) at the length
         local v = string.rep('z', len)
         T.eq(Person:encode({ name = v }), len == 0 and '' or '\10' .. varint(len) .. v, 'singular, ' .. len .. ' bytes')
     end
-    -- a wrong type or invalid UTF-8 at every position of a 20-element run
-    -- (batches of 8: first, inside, last of a batch, and the last element)
-    for _, at in ipairs({ 1, 2, 8, 9, 16, 17, 20 }) do
+    -- a wrong type or invalid UTF-8 at positions of a 70-element run
+    -- (batches of 32: first, inside, last and first of the next batch,
+    -- and the last element of a short last batch)
+    for _, at in ipairs({ 1, 2, 8, 9, 31, 32, 33, 64, 65, 70 }) do
         for _, bad in ipairs({ { 5, 'expected string, got number' }, { true, 'expected string, got boolean' },
             { 'ok\255', 'string is not valid UTF-8' }, { string.rep('a', 200) .. '\192', 'string is not valid UTF-8' } }) do
             local a = {}
-            for i = 1, 20 do a[i] = string.rep('x', i * 7) end
+            for i = 1, 70 do a[i] = string.rep('x', i * 3) end
             a[at] = bad[1]
             T.raises('field emails[' .. at .. ']: ' .. bad[2], function() return Person:encode({ emails = a }) end)
         end
     end
     -- the schema still encodes after those errors
     T.eq(Person:decode(Person:encode({ emails = { 'a', '' } })), { emails = { 'a', '' } })
+    -- the same for repeated integers and sub-messages, across batch ends
+    for _, at in ipairs({ 1, 32, 33, 64, 65, 70 }) do
+        local nums, msgs = {}, {}
+        for i = 1, 70 do nums[i], msgs[i] = i * 1000, { a = i } end
+        T.eq(Person:decode(Person:encode({ lucky_numbers = nums })).lucky_numbers, nums)
+        T.eq(AllTypes:decode(AllTypes:encode({ r_nested = msgs })).r_nested, msgs)
+        nums[at], msgs[at] = 0.5, 'x'
+        T.raises('field lucky_numbers[' .. at .. ']: number 0.5', function() return Person:encode({ lucky_numbers = nums }) end)
+        T.raises('field r_nested[' .. at .. ']: expected table, got string', function() return AllTypes:encode({ r_nested = msgs }) end)
+    end
 end)
 
 T.test('encode: 32-bit integer kinds at their bounds, singular and repeated (the one-cast range check)', function()
