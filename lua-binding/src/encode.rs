@@ -679,7 +679,7 @@ impl EncodeCtx<'_> {
                     }
                     None => Some(out.w.begin_len()),
                 };
-                self.scalar_elements(mi, fi, f, arr, n, false, &mut out.w)?;
+                self.scalar_elements::<false>(mi, fi, f, arr, n, &mut out.w)?;
                 if let Some(mark) = mark {
                     out.w.end_len(mark);
                 }
@@ -702,7 +702,7 @@ impl EncodeCtx<'_> {
                     self.each_element::<MESSAGE_BATCH>(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?
                 }
                 Kind::String | Kind::Bytes => self.string_elements(mi, fi, f, arr, n, &mut out.w)?,
-                _ => self.scalar_elements(mi, fi, f, arr, n, true, &mut out.w)?,
+                _ => self.scalar_elements::<true>(mi, fi, f, arr, n, &mut out.w)?,
             }
         }
         Ok(())
@@ -789,23 +789,23 @@ impl EncodeCtx<'_> {
     }
 
     /// The elements of a repeated scalar field (packed run, or each with
-    /// its tag when `tagged`). The kind is matched once per field, not per
+    /// its tag when `TAGGED`). The kind is matched once per field, not per
     /// element: each integer kind gets its own loop, in which the one-call
     /// read ([`Self::small_integer`]) and the write are inlined, and only
     /// the values it leaves (strings, cdata, errors) go through
     /// [`Self::scalar`]. Other kinds take `scalar` for every element.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn scalar_elements(
+    unsafe fn scalar_elements<const TAGGED: bool>(
         &self,
         mi: u32,
         fi: usize,
         f: &FieldPlan,
         arr: c_int,
         n: usize,
-        tagged: bool,
         w: &mut Writer,
     ) -> Res {
+        let tagged = TAGGED;
         // One loop per kind, `$kind` a constant so that the range check of
         // `small_integer` folds; `$put` writes the value read.
         macro_rules! ints {

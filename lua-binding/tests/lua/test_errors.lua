@@ -163,6 +163,14 @@ T.test('encode: repeated strings (one tag+length word per element) at the length
         T.raises('field lucky_numbers[' .. at .. ']: number 0.5', function() return Person:encode({ lucky_numbers = nums }) end)
         T.raises('field r_nested[' .. at .. ']: expected table, got string', function() return AllTypes:encode({ r_nested = msgs }) end)
     end
+    -- an unpacked repeated integer (u_int32, field 51: tag byte pair 152 3): a tag per element
+    local u = {}
+    for i = 1, 40 do u[i] = (i - 20) * 300 end
+    T.eq(AllTypes:decode(AllTypes:encode({ u_int32 = u })).u_int32, u, 'unpacked round trip')
+    local enc = AllTypes:encode({ u_int32 = { 1, 300 } })
+    T.eq(enc, '\152\3\1\152\3\172\2', 'unpacked bytes')
+    u[33] = 'x'
+    T.raises('field u_int32[33]: expected integer, got string', function() return AllTypes:encode({ u_int32 = u }) end)
 end)
 
 T.test('encode: 32-bit integer kinds at their bounds, singular and repeated (the one-cast range check)', function()
