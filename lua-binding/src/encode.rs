@@ -539,7 +539,7 @@ impl EncodeCtx<'_> {
 
     /// The common singular fields, inline in the field loops: a number for
     /// an integer kind in range (what [`Self::small_integer`] takes), a
-    /// `double`, a `bool`, or a string for a string/bytes field that needs
+    /// `double` or `float`, a `bool`, or a string for a string/bytes field that needs
     /// no UTF-8 check or passes it. The value is on top of the stack.
     /// Returns `false`, having written nothing, for anything else, which
     /// [`Self::single`] then handles (and words the errors of).
@@ -564,6 +564,32 @@ impl EncodeCtx<'_> {
                         if !(f.implicit && x == 0) {
                             w.put_encoded_tag(&f.tag);
                             w.put_fixed64(x);
+                        }
+                        return true;
+                    }
+                    Kind::Float => {
+                        let x = (ffi::lua_tonumber(L, -1) as f32).to_bits();
+                        if !(f.implicit && x == 0) {
+                            w.put_encoded_tag(&f.tag);
+                            w.put_fixed32(x);
+                        }
+                        return true;
+                    }
+                    Kind::Fixed32 | Kind::SFixed32 | Kind::Fixed64 | Kind::SFixed64 => {
+                        let i = match f.kind {
+                            Kind::Fixed32 => self.small_integer(Kind::Fixed32, -1, ty),
+                            Kind::SFixed32 => self.small_integer(Kind::SFixed32, -1, ty),
+                            Kind::Fixed64 => self.small_integer(Kind::Fixed64, -1, ty),
+                            _ => self.small_integer(Kind::SFixed64, -1, ty),
+                        };
+                        let Some(i) = i else { return false };
+                        if !(f.implicit && i == 0) {
+                            w.put_encoded_tag(&f.tag);
+                            if matches!(f.kind, Kind::Fixed32 | Kind::SFixed32) {
+                                w.put_fixed32(i as u32);
+                            } else {
+                                w.put_fixed64(i as u64);
+                            }
                         }
                         return true;
                     }

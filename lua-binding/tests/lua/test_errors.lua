@@ -207,6 +207,11 @@ T.test('encode: singular scalars and strings (the inline fast path), probed and 
         { 'f_sint32', -1, '\40\1' }, { 'f_sint32', 1, '\40\2' }, { 'f_sint64', -2 ^ 40, '\48' .. varint(2 ^ 41 - 1) },
         { 'f_double', 1.5, '\97\0\0\0\0\0\0\248\63' }, { 'f_double', -0.0, '\97\0\0\0\0\0\0\0\128' },
         { 'f_bool', true, '\104\1' }, { 'f_string', 'x', '\114\1x' }, { 'f_bytes', '\255', '\122\1\255' },
+        { 'f_float', 1.5, '\93\0\0\192\63' }, { 'f_float', -0.0, '\93\0\0\0\128' },
+        { 'f_fixed32', 7, '\61\7\0\0\0' }, { 'f_fixed32', 2 ^ 32 - 1, '\61\255\255\255\255' },
+        { 'f_sfixed32', -1, '\77\255\255\255\255' }, { 'f_fixed64', 1, '\65\1\0\0\0\0\0\0\0' },
+        { 'f_sfixed64', -2, '\81\254\255\255\255\255\255\255\255' },
+        { 'f_float', 0, '' }, { 'f_fixed32', 0, '' }, { 'f_sfixed32', 0, '' }, { 'f_fixed64', 0, '' }, { 'f_sfixed64', 0, '' },
         { 'f_color', 2, '\128\1\2' }, { 'f_color', -1, '\128\1' .. neg1 },
         { 'opt_int32', 0, '\216\5\0' }, { 'opt_string', '', '\226\5\0' },
         -- zero values of implicit presence are left out
@@ -231,6 +236,9 @@ T.test('encode: singular scalars and strings (the inline fast path), probed and 
         T.raises('field f_double: expected number, got string', function() return AllTypes:encode({ f_double = '1' }) end)
         T.raises('field f_string: expected string, got number', function() return AllTypes:encode({ f_string = 1 }) end)
         T.raises('field f_int32: expected integer, got boolean', function() return AllTypes:encode({ f_int32 = true }) end)
+        T.raises('field f_fixed32: value -1', function() return AllTypes:encode({ f_fixed32 = -1 }) end)
+        T.raises('field f_sfixed32: number 0.5', function() return AllTypes:encode({ f_sfixed32 = 0.5 }) end)
+        T.raises('field f_float: expected number, got boolean', function() return AllTypes:encode({ f_float = true }) end)
     end
     T.eq(AllTypes:decode(AllTypes:encode({ f_int64 = '-5' })).f_int64, -5, 'decimal string for int64')
     T.eq(AllTypes:decode(AllTypes:encode({ f_color = 'COLOR_NEG' })).f_color, 'COLOR_NEG', 'enum by name')
