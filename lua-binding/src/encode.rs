@@ -22,7 +22,7 @@
 use std::cmp::Ordering;
 use std::os::raw::c_int;
 
-use pbwire::{Tag, WireType, Writer, utf8, zigzag};
+use pbwire::{EncodedTag, Tag, WireType, Writer, utf8, zigzag};
 
 use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, MissingSet, ShortStr, lua_type_name};
 use crate::host::{Cdata, ModuleState};
@@ -108,6 +108,33 @@ fn reorder_parts(buf: &mut Vec<u8>, region: usize, parts: impl Iterator<Item = (
     buf.truncate(end);
 }
 
+/// Swap the two parts of `buf[region..]`: its first `first` bytes and the
+/// rest (either may be empty: a proto3 zero value writes nothing). Up to 16 bytes (two small fields, the sparse
+/// tables' common case) it is one `u128` load, two shifts and one store,
+/// on 16 zero bytes appended and cut off again; `rotate_left` would make
+/// three libc calls (copy out, move down, copy back) for a few bytes.
+fn rotate_region(buf: &mut Vec<u8>, region: usize, first: usize) {
+    let len = buf.len();
+    let m = len - region;
+    if first == 0 || first >= m {
+        return;
+    }
+    if m > 16 {
+        buf[region..].rotate_left(first);
+        return;
+    }
+    buf.extend_from_slice(&[0u8; 16]);
+    if let Some(chunk) = buf[region..].first_chunk_mut::<16>() {
+        // Bytes m..16 of the chunk are the zeros just appended, and both
+        // shifts are between 8 and 120 bits.
+        let x = u128::from_le_bytes(*chunk);
+        let (a_bits, b_bits) = (8 * first as u32, 8 * (m - first) as u32);
+        let a = x & ((1u128 << a_bits) - 1);
+        *chunk = ((x >> a_bits) | (a << b_bits)).to_le_bytes();
+    }
+    buf.truncate(len);
+}
+
 /// Everything an encode needs besides the buffers.
 pub struct EncodeCtx<'a> {
     /// The Lua state.
@@ -146,8 +173,16 @@ fn wrong(expected: &'static str, got: c_int) -> CodecError {
 /// one set field in this many declared ones.
 const WALK_RATIO: usize = 2;
 
-/// Array elements pushed before one pop (see `EncodeCtx::each_element`).
-const ELEMENT_BATCH: usize = 8;
+/// Scalar and string array elements pushed before one pop (see
+/// `EncodeCtx::each_element`): one `lua_settop` and one `lua_checkstack`
+/// per batch.
+const ELEMENT_BATCH: usize = 32;
+
+/// The same for sub-message elements. Each nesting level holds its batch
+/// on the Lua stack while the element is encoded, and one C call may use
+/// at most `LUAI_MAXCSTACK` (8,000) slots on LuaJIT and 5.1: a small batch
+/// keeps 200 levels (`max_depth`'s ceiling) well inside it.
+const MESSAGE_BATCH: usize = 8;
 
 impl EncodeCtx<'_> {
     /// Encode the table at absolute index `t` as message `msg` into `out.w`.
@@ -237,9 +272,13 @@ impl EncodeCtx<'_> {
             let mut present = 0usize;
             let mut missing_required = false;
             let mut oneof_set = [0u16; TRACKED_ONEOFS];
+            // Every field leaves the stack as it found it, so each value
+            // lands in the same slot: one `lua_gettop` per message.
+            let v = ffi::lua_gettop(L) + 1;
             for (fi, f) in plan.fields.iter().enumerate() {
                 self.push_key(f.key_id);
                 let ty = lua::rawget(L, t);
+                debug_assert_eq!(ffi::lua_gettop(L), v);
                 if ty == ffi::LUA_TNIL {
                     ffi::lua_pop(L, 1);
                     missing_required |= f.required;
@@ -258,9 +297,12 @@ impl EncodeCtx<'_> {
                     ffi::lua_pop(L, 1);
                     return Err(e);
                 }
-                let v = ffi::lua_gettop(L);
                 let r = match f.card {
                     Card::Single => {
+                        if self.single_fast(f, ty, &mut out.w) {
+                            ffi::lua_pop(L, 1);
+                            continue;
+                        }
                         self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
                     }
                     Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
@@ -338,6 +380,7 @@ impl EncodeCtx<'_> {
                 }
                 if r.is_ok() {
                     r = match f.card {
+                        Card::Single if self.single_fast(f, ty, &mut out.w) => Ok(()),
                         Card::Single => {
                             self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
                         }
@@ -360,7 +403,7 @@ impl EncodeCtx<'_> {
             // order: their bytes tile the region, so one rotation in place
             // puts them right, without the sort and the copy out and back.
             if a.number > b.number {
-                out.w.as_mut_vec()[region..].rotate_left(a.end - a.start);
+                rotate_region(out.w.as_mut_vec(), region, a.end - a.start);
             }
         } else if !fields.windows(2).all(|w| w[0].number < w[1].number) {
             fields.sort_unstable_by_key(|f| f.number);
@@ -494,6 +537,92 @@ impl EncodeCtx<'_> {
         Ok(())
     }
 
+    /// The common singular fields, inline in the field loops: a number for
+    /// an integer kind in range (what [`Self::small_integer`] takes), a
+    /// `double` or `float`, a `bool`, or a string for a string/bytes field that needs
+    /// no UTF-8 check or passes it. The value is on top of the stack.
+    /// Returns `false`, having written nothing, for anything else, which
+    /// [`Self::single`] then handles (and words the errors of).
+    #[inline(always)]
+    unsafe fn single_fast(&self, f: &FieldPlan, ty: c_int, w: &mut Writer) -> bool {
+        let L = self.L;
+        // SAFETY: the value is on top of the stack (index −1); it is read
+        // as a number/boolean/string only after its type is checked.
+        unsafe {
+            if ty == ffi::LUA_TNUMBER {
+                let x = match f.kind {
+                    Kind::Int32 | Kind::Enum => self.small_integer(Kind::Int32, -1, ty).map(|i| i as u64),
+                    Kind::Int64 => self.small_integer(Kind::Int64, -1, ty).map(|i| i as u64),
+                    Kind::UInt32 => self.small_integer(Kind::UInt32, -1, ty).map(|i| i as u64),
+                    Kind::UInt64 => self.small_integer(Kind::UInt64, -1, ty).map(|i| i as u64),
+                    Kind::SInt32 => {
+                        self.small_integer(Kind::SInt32, -1, ty).map(|i| zigzag::encode_zigzag32(i as i32) as u64)
+                    }
+                    Kind::SInt64 => self.small_integer(Kind::SInt64, -1, ty).map(zigzag::encode_zigzag64),
+                    Kind::Double => {
+                        let x = ffi::lua_tonumber(L, -1).to_bits();
+                        if !(f.implicit && x == 0) {
+                            w.put_encoded_tag(&f.tag);
+                            w.put_fixed64(x);
+                        }
+                        return true;
+                    }
+                    Kind::Float => {
+                        let x = (ffi::lua_tonumber(L, -1) as f32).to_bits();
+                        if !(f.implicit && x == 0) {
+                            w.put_encoded_tag(&f.tag);
+                            w.put_fixed32(x);
+                        }
+                        return true;
+                    }
+                    Kind::Fixed32 | Kind::SFixed32 | Kind::Fixed64 | Kind::SFixed64 => {
+                        let i = match f.kind {
+                            Kind::Fixed32 => self.small_integer(Kind::Fixed32, -1, ty),
+                            Kind::SFixed32 => self.small_integer(Kind::SFixed32, -1, ty),
+                            Kind::Fixed64 => self.small_integer(Kind::Fixed64, -1, ty),
+                            _ => self.small_integer(Kind::SFixed64, -1, ty),
+                        };
+                        let Some(i) = i else { return false };
+                        if !(f.implicit && i == 0) {
+                            w.put_encoded_tag(&f.tag);
+                            if matches!(f.kind, Kind::Fixed32 | Kind::SFixed32) {
+                                w.put_fixed32(i as u32);
+                            } else {
+                                w.put_fixed64(i as u64);
+                            }
+                        }
+                        return true;
+                    }
+                    _ => None,
+                };
+                let Some(x) = x else { return false };
+                if !(f.implicit && x == 0) {
+                    w.put_encoded_tag(&f.tag);
+                    w.put_varint(x);
+                }
+                true
+            } else if ty == ffi::LUA_TSTRING && matches!(f.kind, Kind::String | Kind::Bytes) {
+                let s = lua::string_bytes(L, -1);
+                if f.utf8 && self.utf8 && utf8::validate_utf8(s, 0).is_err() {
+                    return false;
+                }
+                if !(f.implicit && s.is_empty()) {
+                    w.put_tagged_len_bytes(&f.tag, s);
+                }
+                true
+            } else if ty == ffi::LUA_TBOOLEAN && f.kind == Kind::Bool {
+                let b = ffi::lua_toboolean(L, -1) != 0;
+                if b || !f.implicit {
+                    w.put_encoded_tag(&f.tag);
+                    w.put_varint(b as u64);
+                }
+                true
+            } else {
+                false
+            }
+        }
+    }
+
     /// A singular field: tag and value, skipping proto3 zero values.
     unsafe fn single(&self, f: &FieldPlan, v: c_int, ty: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
         // SAFETY: forwarded.
@@ -524,8 +653,7 @@ impl EncodeCtx<'_> {
                     if f.implicit && s.is_empty() {
                         return Ok(());
                     }
-                    out.w.put_encoded_tag(&f.tag);
-                    out.w.put_len_bytes(s);
+                    out.w.put_tagged_len_bytes(&f.tag, s);
                     Ok(())
                 }
                 _ => {
@@ -577,18 +705,30 @@ impl EncodeCtx<'_> {
                     }
                     None => Some(out.w.begin_len()),
                 };
-                self.scalar_elements(mi, fi, f, arr, n, false, &mut out.w)?;
+                self.scalar_elements::<false>(mi, fi, f, arr, n, &mut out.w)?;
                 if let Some(mark) = mark {
                     out.w.end_len(mark);
                 }
                 return Ok(());
             }
             match f.kind {
-                Kind::Message | Kind::Group => {
-                    self.each_element(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?
+                // The element loop calls `message` itself (`single` would
+                // add a frame and a kind dispatch per element).
+                Kind::Message => self.each_element::<MESSAGE_BATCH>(mi, fi, arr, n, |v, ety| {
+                    if ety != ffi::LUA_TTABLE {
+                        return Err(self.err.set(wrong("table", ety)));
+                    }
+                    out.w.put_encoded_tag(&f.tag);
+                    let mark = out.w.begin_len();
+                    self.message(f.sub, v, depth + 1, out)?;
+                    out.w.end_len(mark);
+                    Ok(())
+                })?,
+                Kind::Group => {
+                    self.each_element::<MESSAGE_BATCH>(mi, fi, arr, n, |v, ety| self.element(f, v, ety, depth, out))?
                 }
                 Kind::String | Kind::Bytes => self.string_elements(mi, fi, f, arr, n, &mut out.w)?,
-                _ => self.scalar_elements(mi, fi, f, arr, n, true, &mut out.w)?,
+                _ => self.scalar_elements::<true>(mi, fi, f, arr, n, &mut out.w)?,
             }
         }
         Ok(())
@@ -596,56 +736,112 @@ impl EncodeCtx<'_> {
 
     /// The elements of a repeated string/bytes field, each with its tag:
     /// what [`Self::element`] and [`Self::string_value`] do per element,
-    /// in one loop without their two calls.
+    /// in one loop without their two calls (see [`Self::string_run`]).
     #[inline(never)]
     unsafe fn string_elements(&self, mi: u32, fi: usize, f: &FieldPlan, arr: c_int, n: usize, w: &mut Writer) -> Res {
-        let check_utf8 = f.utf8 && self.utf8;
-        // SAFETY: forwarded from `repeated` (`arr` a table, stack reserved
-        // by `each_element`); a string slot is read only after its type is
-        // checked, and stays anchored in `arr` for the whole encode.
+        // SAFETY: forwarded.
         unsafe {
-            self.each_element(mi, fi, arr, n, |v, ety| {
-                if ety != ffi::LUA_TSTRING {
-                    return Err(self.err.set(wrong("string", ety)));
-                }
-                let s = lua::string_bytes(self.L, v);
-                if check_utf8 && utf8::validate_utf8(s, 0).is_err() {
-                    return Err(self.err.set(CodecError::new(ErrorKind::InvalidUtf8, None)));
-                }
-                w.put_encoded_tag(&f.tag);
-                w.put_len_bytes(s);
-                Ok(())
-            })
+            if f.utf8 && self.utf8 {
+                self.string_run::<true>(mi, fi, f.tag, arr, n, w)
+            } else {
+                self.string_run::<false>(mi, fi, f.tag, arr, n, w)
+            }
         }
     }
 
+    /// The loop of [`Self::string_elements`], with the UTF-8 check a
+    /// constant: per element `rawgeti`, `lua_type`, `lua_tolstring`, the
+    /// check and one [`Writer::put_tagged_len_bytes`], the elements popped
+    /// in batches as in [`Self::each_element`]. Anything that is not a
+    /// valid string goes to [`Self::string_run_error`], out of line.
+    #[inline(always)]
+    unsafe fn string_run<const UTF8: bool>(
+        &self,
+        mi: u32,
+        fi: usize,
+        tag: EncodedTag,
+        arr: c_int,
+        n: usize,
+        w: &mut Writer,
+    ) -> Res {
+        let L = self.L;
+        // SAFETY: `arr` is a table (checked by `repeated`); the batch's
+        // slots are reserved before it is pushed; a slot is read as a
+        // string only after its type is checked (`lua_tolstring` would
+        // convert a number), and the string stays anchored in `arr` for
+        // the whole encode; the stack is back at `base` on every exit.
+        unsafe {
+            let base = ffi::lua_gettop(L);
+            let mut i = 1;
+            while i <= n {
+                if ffi::lua_checkstack(L, ELEMENT_BATCH as c_int + 8) == 0 {
+                    return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
+                }
+                let end = n.min(i + ELEMENT_BATCH - 1);
+                // An exclusive range: `..=` keeps an exhausted flag.
+                for j in i..end + 1 {
+                    lua::push_rawgeti(L, arr, j as i64);
+                    let ety = ffi::lua_type(L, -1);
+                    if ety != ffi::LUA_TSTRING {
+                        return Err(self.string_run_error(mi, fi, base, j, ety));
+                    }
+                    let s = lua::string_bytes(L, -1);
+                    if UTF8 && utf8::validate_utf8(s, 0).is_err() {
+                        return Err(self.string_run_error(mi, fi, base, j, ety));
+                    }
+                    w.put_tagged_len_bytes(&tag, s);
+                }
+                ffi::lua_settop(L, base);
+                i = end + 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Element `j` of a string run (on top of the stack, of type `ety`)
+    /// is not a valid string: record the error with the element's path and
+    /// pop the stack back to `base`.
+    #[cold]
+    #[inline(never)]
+    unsafe fn string_run_error(&self, mi: u32, fi: usize, base: c_int, j: usize, ety: c_int) -> Fail {
+        let e = match ety {
+            ffi::LUA_TNIL => CodecError::new(ErrorKind::ArrayHole(j as u64), None),
+            ffi::LUA_TSTRING => CodecError::new(ErrorKind::InvalidUtf8, None),
+            _ => wrong("string", ety),
+        };
+        // SAFETY: the stack holds the run's pushed elements above `base`.
+        unsafe { ffi::lua_settop(self.L, base) };
+        self.err.set(e.in_element(mi, fi, j as u64))
+    }
+
     /// The elements of a repeated scalar field (packed run, or each with
-    /// its tag when `tagged`). The kind is matched once per field, not per
+    /// its tag when `TAGGED`). The kind is matched once per field, not per
     /// element: each integer kind gets its own loop, in which the one-call
     /// read ([`Self::small_integer`]) and the write are inlined, and only
     /// the values it leaves (strings, cdata, errors) go through
     /// [`Self::scalar`]. Other kinds take `scalar` for every element.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn scalar_elements(
+    unsafe fn scalar_elements<const TAGGED: bool>(
         &self,
         mi: u32,
         fi: usize,
         f: &FieldPlan,
         arr: c_int,
         n: usize,
-        tagged: bool,
         w: &mut Writer,
     ) -> Res {
+        let tagged = TAGGED;
         // One loop per kind, `$kind` a constant so that the range check of
         // `small_integer` folds; `$put` writes the value read.
         macro_rules! ints {
             ($kind:expr, $put:expr) => {
-                self.each_element(mi, fi, arr, n, |v, ety| {
+                self.each_element::<ELEMENT_BATCH>(mi, fi, arr, n, |v, ety| {
                     if tagged {
                         w.put_encoded_tag(&f.tag);
                     }
-                    match self.small_integer($kind, v, ety) {
+                    // The element is also on top: -1 needs no index arithmetic.
+                    match self.small_integer($kind, -1, ety) {
                         Some(i) => {
                             #[allow(clippy::redundant_closure_call)]
                             ($put)(&mut *w, i);
@@ -672,7 +868,7 @@ impl EncodeCtx<'_> {
                 Kind::SFixed32 => ints!(Kind::SFixed32, |w: &mut Writer, i: i64| w.put_fixed32(i as u32)),
                 Kind::Fixed64 => ints!(Kind::Fixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
                 Kind::SFixed64 => ints!(Kind::SFixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
-                _ => self.each_element(mi, fi, arr, n, |v, ety| {
+                _ => self.each_element::<ELEMENT_BATCH>(mi, fi, arr, n, |v, ety| {
                     if tagged {
                         w.put_encoded_tag(&f.tag);
                     }
@@ -683,11 +879,11 @@ impl EncodeCtx<'_> {
     }
 
     /// Call `each(index, type)` on `arr[1..=n]`, pushing the elements in
-    /// batches of [`ELEMENT_BATCH`] and popping each batch with one
+    /// batches of `BATCH` ([`ELEMENT_BATCH`] or [`MESSAGE_BATCH`]) and popping each batch with one
     /// `lua_settop` (two C API calls per element instead of four). A nil is
     /// a hole: an error naming the index.
     #[inline(always)]
-    unsafe fn each_element(
+    unsafe fn each_element<const BATCH: usize>(
         &self,
         mi: u32,
         fi: usize,
@@ -704,11 +900,12 @@ impl EncodeCtx<'_> {
             let base = ffi::lua_gettop(L);
             let mut i = 1;
             while i <= n {
-                if ffi::lua_checkstack(L, ELEMENT_BATCH as c_int + 8) == 0 {
+                if ffi::lua_checkstack(L, BATCH as c_int + 8) == 0 {
                     return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
                 }
-                let end = n.min(i + ELEMENT_BATCH - 1);
-                for j in i..=end {
+                let end = n.min(i + BATCH - 1);
+                // An exclusive range: `..=` keeps an exhausted flag.
+                for j in i..end + 1 {
                     let ety = lua::rawgeti(L, arr, j as i64);
                     let r = if ety == ffi::LUA_TNIL {
                         Err(self.err.set(CodecError::new(ErrorKind::ArrayHole(j as u64), None)))
@@ -735,8 +932,7 @@ impl EncodeCtx<'_> {
                 Kind::Message | Kind::Group => self.single(f, v, ty, depth, out),
                 Kind::String | Kind::Bytes => {
                     let s = self.string_value(f, v, ty)?;
-                    out.w.put_encoded_tag(&f.tag);
-                    out.w.put_len_bytes(s);
+                    out.w.put_tagged_len_bytes(&f.tag, s);
                     Ok(())
                 }
                 _ => {
@@ -935,6 +1131,13 @@ impl EncodeCtx<'_> {
                 lua::number_as_integer(self.L, v)?
             } else {
                 let x = ffi::lua_tonumber(self.L, v);
+                if matches!(kind, Kind::Int32 | Kind::SInt32 | Kind::SFixed32 | Kind::Enum) {
+                    // `as` saturates, and i32's bounds are exact doubles: a
+                    // value out of range, a fraction or NaN does not survive
+                    // the round trip, so this is the range check too.
+                    let i = x as i32;
+                    return (i as f64 == x).then_some(i as i64);
+                }
                 // `as` saturates, so i64::MAX also stands for 2^63 and up;
                 // a fraction or NaN does not survive the round trip.
                 let i = x as i64;

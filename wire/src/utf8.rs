@@ -44,27 +44,35 @@ fn validate_utf8_slow(bytes: &[u8], base: usize) -> Result<()> {
 }
 
 /// Whether `b` is ASCII, for the strings below [`SIMD_THRESHOLD`]: its
-/// first and last 8, 16, 32 or 48 bytes, which overlap to cover it, as
-/// words OR-ed together and tested once; no loop and no branch on the data
-/// (`core`'s `is_ascii` loops by words with a byte-wise head and tail).
+/// first and last 4, 8 or 16 bytes, which overlap to cover it, plus bytes
+/// 16..32 and 32..48 when it is longer than 32 and 48, as words OR-ed
+/// together and tested once; no loop and no branch on the data (`core`'s
+/// `is_ascii` loops by words with a byte-wise head and tail). The length
+/// tests go longest tier first: a 33-byte string takes four compares.
 /// `false` for longer strings means "not known".
 #[inline(always)]
 fn is_ascii_short(b: &[u8]) -> bool {
     const HIGH: u64 = 0x8080_8080_8080_8080;
     // In each arm the chunk sizes fit the length, so no `None` is taken.
-    let ends = match b.len() {
-        0..4 => return b.iter().fold(0, |acc, &x| acc | x) < 0x80,
-        4..8 => {
-            let word = |c: &[u8; 4]| u64::from(u32::from_le_bytes(*c));
-            b.first_chunk().map_or(HIGH, word) | b.last_chunk().map_or(HIGH, word)
+    let n = b.len();
+    let ends = if n >= SIMD_THRESHOLD {
+        return false;
+    } else if n >= 16 {
+        let mut acc = b.first_chunk::<16>().map_or(HIGH, or_words) | b.last_chunk::<16>().map_or(HIGH, or_words);
+        if n > 32 {
+            acc |= b[16..].first_chunk::<16>().map_or(HIGH, or_words);
+            if n > 48 {
+                acc |= b[32..].first_chunk::<16>().map_or(HIGH, or_words);
+            }
         }
-        8..=16 => b.first_chunk::<8>().map_or(HIGH, or_words) | b.last_chunk::<8>().map_or(HIGH, or_words),
-        17..=32 => b.first_chunk::<16>().map_or(HIGH, or_words) | b.last_chunk::<16>().map_or(HIGH, or_words),
-        33..=48 => b.first_chunk::<32>().map_or(HIGH, or_words) | b.last_chunk::<16>().map_or(HIGH, or_words),
-        49..SIMD_THRESHOLD => {
-            b.first_chunk::<48>().map_or(HIGH, or_words) | b.last_chunk::<16>().map_or(HIGH, or_words)
-        }
-        _ => return false,
+        acc
+    } else if n >= 8 {
+        b.first_chunk::<8>().map_or(HIGH, or_words) | b.last_chunk::<8>().map_or(HIGH, or_words)
+    } else if n >= 4 {
+        let word = |c: &[u8; 4]| u64::from(u32::from_le_bytes(*c));
+        b.first_chunk().map_or(HIGH, word) | b.last_chunk().map_or(HIGH, word)
+    } else {
+        return b.iter().fold(0, |acc, &x| acc | x) < 0x80;
     };
     ends & HIGH == 0
 }

@@ -1116,6 +1116,37 @@ mod writer {
         }
     }
 
+    #[test]
+    fn put_tagged_len_bytes_matches_separate_writes() {
+        for number in [1u32, 15, 16, 2047, 2048, 262_143, 262_144, MAX_FIELD_NUMBER] {
+            let t = tag(number, WireType::Len).encode();
+            for len in [0usize, 1, 127, 128, 16_383, 16_384, 20_000] {
+                let value = body(len);
+                let mut want = Writer::from_vec(b"ab".to_vec());
+                want.put_encoded_tag(&t);
+                want.put_len_bytes(&value);
+                let mut got = Writer::from_vec(b"ab".to_vec());
+                got.put_tagged_len_bytes(&t, &value);
+                assert_eq!(got.as_slice(), want.as_slice(), "field {number}, {len} bytes");
+            }
+        }
+    }
+
+    #[test]
+    fn put_varint_long_grows_when_fewer_than_10_bytes_are_free() {
+        // Free space from 16 down to 0: the in-place write and the grow path.
+        for fill in 0..=16usize {
+            for value in [0x4000u64, 1 << 35, u64::MAX] {
+                let mut w = Writer::with_capacity(16);
+                w.put_bytes(&vec![7u8; fill]);
+                w.put_varint(value);
+                let mut want = vec![7u8; fill];
+                want.extend_from_slice(&enc(value));
+                assert_eq!(w.as_slice(), want.as_slice(), "fill {fill}, value {value:#x}");
+            }
+        }
+    }
+
     /// Body bytes that make misplaced copies visible.
     fn body(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i % 251) as u8).collect()

@@ -125,6 +125,145 @@ T.test('errors encode invalid UTF-8 in a proto3 string', function()
     T.eq(AllTypes:decode(AllTypes:encode({ f_bytes = '\255\0\254' })), { f_bytes = '\255\0\254' }, 'bytes')
 end)
 
+T.test('encode: repeated strings (one tag+length word per element) at the length edges and errors inside a run', function()
+    -- emails is field 3: tag byte 0x1a; the length is a 1-, 2- or 3-byte varint
+    local lens = { 0, 1, 127, 128, 16383, 16384, 20000 }
+    local arr, want = {}, {}
+    for i, len in ipairs(lens) do
+        arr[i] = string.rep(string.char(97 + i), len)
+        want[i] = '\26' .. varint(len) .. arr[i]
+    end
+    T.eq(Person:encode({ emails = arr }), table.concat(want), 'bytes of a run of every length class')
+    T.eq(Person:decode(Person:encode({ emails = arr })), { emails = arr }, 'round trip')
+    for _, len in ipairs(lens) do
+        local v = string.rep('z', len)
+        T.eq(Person:encode({ name = v }), len == 0 and '' or '\10' .. varint(len) .. v, 'singular, ' .. len .. ' bytes')
+    end
+    -- a wrong type or invalid UTF-8 at positions of a 70-element run
+    -- (batches of 32: first, inside, last and first of the next batch,
+    -- and the last element of a short last batch)
+    for _, at in ipairs({ 1, 2, 8, 9, 31, 32, 33, 64, 65, 70 }) do
+        for _, bad in ipairs({ { 5, 'expected string, got number' }, { true, 'expected string, got boolean' },
+            { 'ok\255', 'string is not valid UTF-8' }, { string.rep('a', 200) .. '\192', 'string is not valid UTF-8' } }) do
+            local a = {}
+            for i = 1, 70 do a[i] = string.rep('x', i * 3) end
+            a[at] = bad[1]
+            T.raises('field emails[' .. at .. ']: ' .. bad[2], function() return Person:encode({ emails = a }) end)
+        end
+    end
+    -- the schema still encodes after those errors
+    T.eq(Person:decode(Person:encode({ emails = { 'a', '' } })), { emails = { 'a', '' } })
+    -- the same for repeated integers and sub-messages, across batch ends
+    for _, at in ipairs({ 1, 32, 33, 64, 65, 70 }) do
+        local nums, msgs = {}, {}
+        for i = 1, 70 do nums[i], msgs[i] = i * 1000, { a = i } end
+        T.eq(Person:decode(Person:encode({ lucky_numbers = nums })).lucky_numbers, nums)
+        T.eq(AllTypes:decode(AllTypes:encode({ r_nested = msgs })).r_nested, msgs)
+        nums[at], msgs[at] = 0.5, 'x'
+        T.raises('field lucky_numbers[' .. at .. ']: number 0.5', function() return Person:encode({ lucky_numbers = nums }) end)
+        T.raises('field r_nested[' .. at .. ']: expected table, got string', function() return AllTypes:encode({ r_nested = msgs }) end)
+    end
+    -- an unpacked repeated integer (u_int32, field 51: tag byte pair 152 3): a tag per element
+    local u = {}
+    for i = 1, 40 do u[i] = (i - 20) * 300 end
+    T.eq(AllTypes:decode(AllTypes:encode({ u_int32 = u })).u_int32, u, 'unpacked round trip')
+    local enc = AllTypes:encode({ u_int32 = { 1, 300 } })
+    T.eq(enc, '\152\3\1\152\3\172\2', 'unpacked bytes')
+    u[33] = 'x'
+    T.raises('field u_int32[33]: expected integer, got string', function() return AllTypes:encode({ u_int32 = u }) end)
+end)
+
+T.test('encode: 32-bit integer kinds at their bounds, singular and repeated (the one-cast range check)', function()
+    local kinds = {
+        { 'int32', -2 ^ 31, 2 ^ 31 - 1 }, { 'sint32', -2 ^ 31, 2 ^ 31 - 1 }, { 'sfixed32', -2 ^ 31, 2 ^ 31 - 1 },
+        { 'uint32', 0, 2 ^ 32 - 1 }, { 'fixed32', 0, 2 ^ 32 - 1 },
+    }
+    for _, k in ipairs(kinds) do
+        local name, lo, hi = k[1], k[2], k[3]
+        local f, r = 'f_' .. name, 'r_' .. name
+        for _, v in ipairs({ lo, hi, 0, -0.0, 1 }) do
+            T.eq(AllTypes:decode(AllTypes:encode({ [r] = { v, v } }))[r], { v, v }, r .. ' ' .. v)
+            if v ~= 0 then T.eq(AllTypes:decode(AllTypes:encode({ [f] = v }))[f], v, f .. ' ' .. v) end
+        end
+        for _, v in ipairs({ lo - 1, hi + 1, 2 ^ 40, -2 ^ 40 }) do
+            T.raises('field ' .. r .. '[2]: value', function() return AllTypes:encode({ [r] = { 1, v } }) end)
+            T.raises('field ' .. f .. ': value', function() return AllTypes:encode({ [f] = v }) end)
+        end
+        for _, v in ipairs({ 0.5, lo + 0.5, hi - 0.5, 0 / 0 }) do
+            T.raises('field ' .. r .. '[2]: number', function() return AllTypes:encode({ [r] = { 1, v } }) end)
+            T.raises('field ' .. f .. ': number', function() return AllTypes:encode({ [f] = v }) end)
+        end
+        T.raises('field ' .. r .. '[2]', function() return AllTypes:encode({ [r] = { 1, 1 / 0 } }) end)
+        T.raises('field ' .. r .. '[2]', function() return AllTypes:encode({ [r] = { 1, -1 / 0 } }) end)
+    end
+end)
+
+T.test('encode: singular scalars and strings (the inline fast path), probed and walked, zero values', function()
+    local neg1 = '\255\255\255\255\255\255\255\255\255\1'
+    local cases = {
+        { 'f_int32', 1, '\8\1' }, { 'f_int32', -1, '\8' .. neg1 }, { 'f_int32', 300, '\8\172\2' },
+        { 'f_int64', 2 ^ 40, '\16' .. varint(2 ^ 40) }, { 'f_int64', -1, '\16' .. neg1 },
+        { 'f_uint32', 2 ^ 32 - 1, '\24\255\255\255\255\15' }, { 'f_uint64', 2 ^ 53, '\32' .. varint(2 ^ 53) },
+        { 'f_sint32', -1, '\40\1' }, { 'f_sint32', 1, '\40\2' }, { 'f_sint64', -2 ^ 40, '\48' .. varint(2 ^ 41 - 1) },
+        { 'f_double', 1.5, '\97\0\0\0\0\0\0\248\63' }, { 'f_double', -0.0, '\97\0\0\0\0\0\0\0\128' },
+        { 'f_bool', true, '\104\1' }, { 'f_string', 'x', '\114\1x' }, { 'f_bytes', '\255', '\122\1\255' },
+        { 'f_float', 1.5, '\93\0\0\192\63' }, { 'f_float', -0.0, '\93\0\0\0\128' },
+        { 'f_fixed32', 7, '\61\7\0\0\0' }, { 'f_fixed32', 2 ^ 32 - 1, '\61\255\255\255\255' },
+        { 'f_sfixed32', -1, '\77\255\255\255\255' }, { 'f_fixed64', 1, '\65\1\0\0\0\0\0\0\0' },
+        { 'f_sfixed64', -2, '\81\254\255\255\255\255\255\255\255' },
+        { 'f_float', 0, '' }, { 'f_fixed32', 0, '' }, { 'f_sfixed32', 0, '' }, { 'f_fixed64', 0, '' }, { 'f_sfixed64', 0, '' },
+        { 'f_color', 2, '\128\1\2' }, { 'f_color', -1, '\128\1' .. neg1 },
+        { 'opt_int32', 0, '\216\5\0' }, { 'opt_string', '', '\226\5\0' },
+        -- zero values of implicit presence are left out
+        { 'f_int32', 0, '' }, { 'f_int64', 0, '' }, { 'f_uint32', 0, '' }, { 'f_uint64', 0, '' }, { 'f_sint32', 0, '' },
+        { 'f_sint64', 0, '' }, { 'f_double', 0, '' }, { 'f_bool', false, '' }, { 'f_string', '', '' },
+        { 'f_bytes', '', '' }, { 'f_color', 0, '' },
+    }
+    local full = { f_int32 = 1, f_int64 = 1, f_uint32 = 1, f_uint64 = 1, f_sint32 = 1, f_sint64 = 1, f_double = 1,
+        f_bool = true, f_string = 's', f_bytes = 'b', f_float = 1, f_fixed32 = 1 }
+    for _, c in ipairs(cases) do
+        AllTypes:encode(full) -- the next encode probes (the last one found many fields set)
+        T.eq(AllTypes:encode({ [c[1]] = c[2] }), c[3], 'probed ' .. c[1] .. ' = ' .. tostring(c[2]))
+        T.eq(AllTypes:encode({ [c[1]] = c[2] }), c[3], 'walked ' .. c[1] .. ' = ' .. tostring(c[2]))
+    end
+    -- what the fast path leaves to the general one: same errors, either way
+    for _ = 1, 2 do
+        AllTypes:encode(full)
+        T.raises('field f_int32: value', function() return AllTypes:encode({ f_int32 = 2 ^ 31 }) end)
+        T.raises('field f_uint64: value -1', function() return AllTypes:encode({ f_uint64 = -1.5 + 0.5 }) end)
+        T.raises('field f_string: string is not valid UTF-8', function() return AllTypes:encode({ f_string = '\255' }) end)
+        T.raises('field f_bool: expected boolean, got number', function() return AllTypes:encode({ f_bool = 1 }) end)
+        T.raises('field f_double: expected number, got string', function() return AllTypes:encode({ f_double = '1' }) end)
+        T.raises('field f_string: expected string, got number', function() return AllTypes:encode({ f_string = 1 }) end)
+        T.raises('field f_int32: expected integer, got boolean', function() return AllTypes:encode({ f_int32 = true }) end)
+        T.raises('field f_fixed32: value -1', function() return AllTypes:encode({ f_fixed32 = -1 }) end)
+        T.raises('field f_sfixed32: number 0.5', function() return AllTypes:encode({ f_sfixed32 = 0.5 }) end)
+        T.raises('field f_float: expected number, got boolean', function() return AllTypes:encode({ f_float = true }) end)
+    end
+    T.eq(AllTypes:decode(AllTypes:encode({ f_int64 = '-5' })).f_int64, -5, 'decimal string for int64')
+    T.eq(AllTypes:decode(AllTypes:encode({ f_color = 'COLOR_NEG' })).f_color, 'COLOR_NEG', 'enum by name')
+end)
+
+T.test('encode: repeated sub-messages (the element loop calls message directly)', function()
+    T.raises('field r_nested[2]: expected table, got number', function() return AllTypes:encode({ r_nested = { {}, 5 } }) end)
+    T.raises('field r_nested[9]: expected table, got string',
+        function() return AllTypes:encode({ r_nested = { {}, {}, {}, {}, {}, {}, {}, {}, 'x' } }) end)
+    T.raises('field r_nested[3].a: value', function() return AllTypes:encode({ r_nested = { {}, {}, { a = 2 ^ 31 } } }) end)
+    -- bytes: each element is tag 48 (2 bytes), a length, the body; empty elements are kept
+    T.eq(AllTypes:encode({ r_nested = { {}, { a = 1 }, {} } }), '\130\3\0\130\3\2\8\1\130\3\0')
+    -- a long element body moves its length prefix (begin_len/end_len)
+    local long = string.rep('q', 300)
+    T.eq(AllTypes:decode(AllTypes:encode({ r_nested = { { b = long }, { a = 3 } } })).r_nested, { { b = long }, { a = 3 } })
+    -- nesting through repeated fields counts toward the depth limit
+    local t = {}
+    local cur = t
+    for _ = 1, 12 do
+        cur.kids = { {} }
+        cur = cur.kids[1]
+    end
+    T.raises('nesting', function() return ShallowNode:encode(t) end)
+end)
+
 T.test('errors encode nil hole in a repeated array', function()
     -- A border of # is implementation-defined with holes; LuaJIT gives 1 for
     -- {1, nil, 3}, but 4 for {1, nil, 3, 4} (as does PUC Lua).
