@@ -428,9 +428,11 @@ impl DecodeCtx<'_> {
             }
             let t = ffi::lua_gettop(L);
             // Slots: t+1 the current repeated/map container, t+2 the
-            // unknown-field accumulator, taken (set to nil) at the first
-            // repeated, map or unknown field: a message with none of them
-            // pays no lua_settop, neither here nor at the end.
+            // unknown-field accumulator, taken at the first repeated, map
+            // or unknown field (the first container is created straight
+            // into t+1, then t+2 is set to nil; see `switch_container`): a
+            // message with none of them pays no lua_settop, neither here
+            // nor at the end.
             let acc = t + 2;
             let mut run = UnknownRun::default();
             let mut seen_required = 0u64;

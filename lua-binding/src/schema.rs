@@ -4,8 +4,9 @@
 //! reusable encode buffers). Its uservalue is a Lua table holding the Lua
 //! side of the schema:
 //! 1. the key table (interned field and enum-value names, by key id),
-//! 2. the handle cache (full name → handle; each handle carries its own
-//!    metatable with methods bound to it, see [`crate::message_api`]),
+//! 2. the handle cache (the name as asked for, and the message index + 1,
+//!    → handle; each handle carries its own metatable with methods bound
+//!    to it, see [`crate::message_api`]),
 //! 3. the int64 helper table.
 //!
 //! Rust heap objects are moved into a userdata *before* any Lua call that
@@ -418,6 +419,17 @@ unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, w
             let shown = crate::error::ShortStr::new(name);
             raise_fmt(L, format_args!("{what}: unknown message type \"{shown}\""))
         };
+        // Another spelling of the name ('.pkg.Msg' for 'pkg.Msg') gets the
+        // same handle: handles are also kept under their message index.
+        if lua::rawgeti(L, handles, index as i64 + 1) == ffi::LUA_TUSERDATA {
+            ffi::lua_pushvalue(L, name_idx);
+            ffi::lua_pushvalue(L, -2);
+            ffi::lua_rawset(L, handles);
+            ffi::lua_replace(L, state);
+            ffi::lua_settop(L, state);
+            return;
+        }
+        ffi::lua_pop(L, 1);
         let h = ffi::lua_newuserdata(L, size_of::<MessageUd>()) as *mut MessageUd;
         h.write(MessageUd { schema: None, index: index as u32 });
         let handle = ffi::lua_gettop(L);
@@ -431,6 +443,8 @@ unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, w
         ffi::lua_pushvalue(L, name_idx);
         ffi::lua_pushvalue(L, -2);
         ffi::lua_rawset(L, handles);
+        ffi::lua_pushvalue(L, -1);
+        lua::rawseti(L, handles, index as i64 + 1);
         ffi::lua_replace(L, state);
         ffi::lua_settop(L, state);
     }
