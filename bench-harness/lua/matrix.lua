@@ -2,8 +2,10 @@
 -- a Lua loop calling Msg:encode(t) / Msg:decode(s). Globals from the host:
 -- FIXTURES, protolua, now() (monotonic seconds), BUDGET (seconds per rep),
 -- REPS, rust_allocs() (allocations, bytes so far), and optionally
--- protolua_floors (the embedded harness) and MSGPACK (Tarantool's msgpack,
--- timed on the same tables as a reference). Returns an array of rows.
+-- protolua_floors (the embedded harness), MSGPACK (Tarantool's msgpack,
+-- timed on the same tables as a reference) and CELLS (a comma-separated
+-- list such as "Person/10B,BenchPayload/min": only those cells run).
+-- Returns an array of rows.
 local M = dofile(FIXTURES .. '/matrix.lua')
 
 local hello = protolua.load_file(FIXTURES .. '/descriptors/hello.fds')
@@ -86,6 +88,16 @@ local function same(a, b)
     for k, v in pairs(a) do if not same(v, b[k]) then return false end end
     for k in pairs(b) do if a[k] == nil then return false end end
     return true
+end
+
+if CELLS then
+    local wanted = {}
+    for _, c in ipairs(cells) do
+        if string.find(',' .. CELLS .. ',', ',' .. c.schema:match('[^.]+$') .. '/' .. c.label .. ',', 1, true) then
+            wanted[#wanted + 1] = c
+        end
+    end
+    cells = wanted
 end
 
 local rows = {}

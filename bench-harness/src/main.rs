@@ -18,7 +18,9 @@
 //! mlua) allocated.
 //!
 //! Environment: `PROTOLUA_BENCH_BUDGET` (seconds per repetition, default
-//! 0.5), `PROTOLUA_BENCH_REPS` (default 3).
+//! 0.5), `PROTOLUA_BENCH_REPS` (default 3), `PROTOLUA_BENCH_CELLS` (only
+//! these cells, e.g. `Person/10B,BenchPayload/min`; for profiling one cell
+//! with its floor under callgrind).
 
 // `L` is the Lua state, as in the C API.
 #![allow(non_snake_case)]
@@ -135,6 +137,9 @@ fn main() -> mlua::Result<()> {
     lua.globals().set("FIXTURES", fixtures.to_str().expect("utf-8 path"))?;
     lua.globals().set("BUDGET", budget)?;
     lua.globals().set("REPS", reps)?;
+    if let Ok(cells) = std::env::var("PROTOLUA_BENCH_CELLS") {
+        lua.globals().set("CELLS", cells)?;
+    }
     lua.load("protolua = require('protolua')").exec()?;
     let version: String = lua.load("return jit and jit.version or _VERSION").eval()?;
 
