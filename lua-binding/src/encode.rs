@@ -109,10 +109,12 @@ fn reorder_parts(buf: &mut Vec<u8>, region: usize, parts: impl Iterator<Item = (
 }
 
 /// Swap the two parts of `buf[region..]`: its first `first` bytes and the
-/// rest (either may be empty: a proto3 zero value writes nothing). Up to 16 bytes (two small fields, the sparse
-/// tables' common case) it is one `u128` load, two shifts and one store,
-/// on 16 zero bytes appended and cut off again; `rotate_left` would make
-/// three libc calls (copy out, move down, copy back) for a few bytes.
+/// rest (either may be empty: a proto3 zero value writes nothing). Up to
+/// 16 bytes (two small fields, the sparse tables' common case) it is one
+/// `u128` load, two shifts and one store, on 16 zero bytes appended and cut
+/// off again (a reallocation only when the reused buffer is at capacity);
+/// `rotate_left` would make three libc calls (copy out, move down, copy
+/// back) for a few bytes.
 fn rotate_region(buf: &mut Vec<u8>, region: usize, first: usize) {
     let len = buf.len();
     let m = len - region;
@@ -831,13 +833,12 @@ impl EncodeCtx<'_> {
         n: usize,
         w: &mut Writer,
     ) -> Res {
-        let tagged = TAGGED;
         // One loop per kind, `$kind` a constant so that the range check of
         // `small_integer` folds; `$put` writes the value read.
         macro_rules! ints {
             ($kind:expr, $put:expr) => {
                 self.each_element::<ELEMENT_BATCH>(mi, fi, arr, n, |v, ety| {
-                    if tagged {
+                    if TAGGED {
                         w.put_encoded_tag(&f.tag);
                     }
                     // The element is also on top: -1 needs no index arithmetic.
@@ -869,7 +870,7 @@ impl EncodeCtx<'_> {
                 Kind::Fixed64 => ints!(Kind::Fixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
                 Kind::SFixed64 => ints!(Kind::SFixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
                 _ => self.each_element::<ELEMENT_BATCH>(mi, fi, arr, n, |v, ety| {
-                    if tagged {
+                    if TAGGED {
                         w.put_encoded_tag(&f.tag);
                     }
                     self.scalar(f, v, ety, w).map(|_| ())
@@ -879,9 +880,9 @@ impl EncodeCtx<'_> {
     }
 
     /// Call `each(index, type)` on `arr[1..=n]`, pushing the elements in
-    /// batches of `BATCH` ([`ELEMENT_BATCH`] or [`MESSAGE_BATCH`]) and popping each batch with one
-    /// `lua_settop` (two C API calls per element instead of four). A nil is
-    /// a hole: an error naming the index.
+    /// batches of `BATCH` ([`ELEMENT_BATCH`] or [`MESSAGE_BATCH`]) and
+    /// popping each batch with one `lua_settop` (two C API calls per element
+    /// instead of four). A nil is a hole: an error naming the index.
     #[inline(always)]
     unsafe fn each_element<const BATCH: usize>(
         &self,
@@ -893,9 +894,11 @@ impl EncodeCtx<'_> {
     ) -> Res {
         let L = self.L;
         // SAFETY: `arr` is a table; the batch's slots are reserved before
-        // it is pushed (again each batch: a GC step inside `each`, such as
-        // the cdata classifier's, may shrink LuaJIT's stack to its top);
-        // the stack is back at `base` on every exit.
+        // it is pushed, again for each batch. (A GC step inside `each`, such
+        // as the cdata classifier's, may shrink LuaJIT's stack below that
+        // reservation mid-batch; LuaJIT's API pushes grow the stack
+        // themselves, and Lua 5.1/5.4 keep the reservation.) The stack is
+        // back at `base` on every exit.
         unsafe {
             let base = ffi::lua_gettop(L);
             let mut i = 1;
