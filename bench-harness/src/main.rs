@@ -20,7 +20,8 @@
 //! Environment: `PROTOLUA_BENCH_BUDGET` (seconds per repetition, default
 //! 0.5), `PROTOLUA_BENCH_REPS` (default 3), `PROTOLUA_BENCH_CELLS` (only
 //! these cells, e.g. `Person/10B,BenchPayload/min`; for profiling one cell
-//! with its floor under callgrind).
+//! with its floor under callgrind; the JSON then goes to
+//! `cells-<host>.json`, not over the full matrix's).
 
 // `L` is the Lua state, as in the C API.
 #![allow(non_snake_case)]
@@ -137,9 +138,13 @@ fn main() -> mlua::Result<()> {
     lua.globals().set("FIXTURES", fixtures.to_str().expect("utf-8 path"))?;
     lua.globals().set("BUDGET", budget)?;
     lua.globals().set("REPS", reps)?;
-    if let Ok(cells) = std::env::var("PROTOLUA_BENCH_CELLS") {
-        lua.globals().set("CELLS", cells)?;
-    }
+    let cells_only = match std::env::var("PROTOLUA_BENCH_CELLS") {
+        Ok(cells) => {
+            lua.globals().set("CELLS", cells)?;
+            true
+        }
+        Err(_) => false,
+    };
     lua.load("protolua = require('protolua')").exec()?;
     let version: String = lua.load("return jit and jit.version or _VERSION").eval()?;
 
@@ -196,7 +201,10 @@ fn main() -> mlua::Result<()> {
     let out = root.join("results");
     std::fs::create_dir_all(&out).expect("results folder");
     let host = if cfg!(feature = "lua54") { "lua54" } else { "luajit" };
-    let path = out.join(format!("matrix-{host}.json"));
+    // A run of some cells only must not replace the full matrix the chart
+    // is drawn from.
+    let name = if cells_only { format!("cells-{host}.json") } else { format!("matrix-{host}.json") };
+    let path = out.join(name);
     std::fs::write(&path, json).expect("write results");
     println!("\nJSON: {}", path.display());
     Ok(())
