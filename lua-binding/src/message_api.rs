@@ -13,7 +13,7 @@
 //!
 //! Binding the methods to their handle makes the `self` check of the hot
 //! entry points two `lua_touserdata` calls and one pointer comparison
-//! ([`bound_handle`]): about 45 instructions, where checking a shared
+//! (`bound_handle`): about 45 instructions, where checking a shared
 //! metatable (`lua_getmetatable`, `lua_rawequal`, a pop) cost about 140.
 
 use std::os::raw::c_int;
