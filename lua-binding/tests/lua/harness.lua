@@ -163,6 +163,44 @@ function T.unhex(s)
     return (s:gsub('%s', ''):gsub('%x%x', function(h) return string.char(tonumber(h, 16)) end))
 end
 
+--- How two byte strings differ, for failure messages: both in hex when
+--- short, else a window around the first difference.
+function T.bytes_diff(actual, expected)
+    if #actual <= 256 and #expected <= 256 then
+        return 'got      ' .. T.hex(actual) .. '\nexpected ' .. T.hex(expected)
+    end
+    local i = 1
+    while i <= #actual and i <= #expected and actual:byte(i) == expected:byte(i) do i = i + 1 end
+    local from = i > 16 and i - 16 or 1
+    return string.format('%d vs %d bytes, first difference at offset %d\ngot      ...%s\nexpected ...%s',
+        #actual, #expected, i - 1, T.hex(actual:sub(from, i + 32)), T.hex(expected:sub(from, i + 32)))
+end
+
+--- The unsigned varint of a non-negative Lua number (< 2^53).
+function T.varint(n)
+    local out = {}
+    while n >= 128 do
+        out[#out + 1] = string.char(n % 128 + 128)
+        n = math.floor(n / 128)
+    end
+    out[#out + 1] = string.char(n)
+    return table.concat(out)
+end
+
+--- A field tag: field number and wire type, as a varint.
+function T.tag(number, wt) return T.varint(number * 8 + wt) end
+
+local schemas = {}
+--- The schema loaded from `fixtures/descriptors/<fds>`, loaded once per run.
+function T.schema(fds)
+    local s = schemas[fds]
+    if not s then
+        s = protolua.load_file(FIXTURES .. '/descriptors/' .. fds)
+        schemas[fds] = s
+    end
+    return s
+end
+
 T.is_luajit = is_luajit
 
 --- Print the summary; error if anything failed (hosts turn that into a failure).

@@ -14,17 +14,7 @@ local Person = hello:message('hello.Person')
 local AllTypes = all3:message('protolua.test.AllTypes')
 
 -- Unsigned varint of a non-negative Lua number (< 2^53).
-local function varint(n)
-    local out = {}
-    while n >= 128 do
-        out[#out + 1] = string.char(n % 128 + 128)
-        n = math.floor(n / 128)
-    end
-    out[#out + 1] = string.char(n)
-    return table.concat(out)
-end
-
-local function tag(number, wt) return varint(number * 8 + wt) end
+local varint, tag = T.varint, T.tag
 
 local function contains(arr, v)
     for _, x in ipairs(arr) do if x == v then return true end end

@@ -12,17 +12,7 @@ local Node = all3:message('protolua.test.Node')
 -- A schema with a low nesting limit, to test the limit option itself.
 local ShallowNode = protolua.load_file(DESC .. 'alltypes3.fds', { max_depth = 10 }):message('protolua.test.Node')
 
-local function varint(n)
-    local out = {}
-    while n >= 128 do
-        out[#out + 1] = string.char(n % 128 + 128)
-        n = math.floor(n / 128)
-    end
-    out[#out + 1] = string.char(n)
-    return table.concat(out)
-end
-
-local function tag(number, wt) return varint(number * 8 + wt) end
+local varint, tag = T.varint, T.tag
 
 -- A Node nested `levels` deep through field 2 (child).
 local function deep_node(levels)

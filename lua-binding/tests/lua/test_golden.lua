@@ -5,29 +5,6 @@
 
 local cases = dofile(FIXTURES .. '/golden/cases.lua')
 
-local schemas = {}
-local function schema_for(fds)
-    local s = schemas[fds]
-    if not s then
-        s = protolua.load_file(FIXTURES .. '/descriptors/' .. fds)
-        schemas[fds] = s
-    end
-    return s
-end
-
--- Describe how two byte strings differ (whole hex when short, else a window
--- around the first difference).
-local function bytes_diff(actual, expected)
-    if #actual <= 256 and #expected <= 256 then
-        return 'got      ' .. T.hex(actual) .. '\nexpected ' .. T.hex(expected)
-    end
-    local i = 1
-    while i <= #actual and i <= #expected and actual:byte(i) == expected:byte(i) do i = i + 1 end
-    local from = i > 16 and i - 16 or 1
-    return string.format('%d vs %d bytes, first difference at offset %d\ngot      ...%s\nexpected ...%s',
-        #actual, #expected, i - 1, T.hex(actual:sub(from, i + 32)), T.hex(expected:sub(from, i + 32)))
-end
-
 local skipped = {}
 
 for _, c in ipairs(cases) do
@@ -35,7 +12,7 @@ for _, c in ipairs(cases) do
         skipped[#skipped + 1] = c.name
     else
         T.test('golden ' .. c.name, function()
-            local M = schema_for(c.fds):message(c.type)
+            local M = T.schema(c.fds):message(c.type)
             local bin = T.readfile(FIXTURES .. '/golden/' .. c.name .. '.bin')
             local expected = dofile(FIXTURES .. '/golden/' .. c.name .. '.lua').value
 
@@ -49,7 +26,7 @@ for _, c in ipairs(cases) do
                 -- payload are not portable, so only the length is checked.
                 T.eq(#enc, #bin, c.name .. ' encoded length')
             elseif enc ~= bin then
-                error(c.name .. ': encode is not byte-identical to protoc\n' .. bytes_diff(enc, bin), 0)
+                error(c.name .. ': encode is not byte-identical to protoc\n' .. T.bytes_diff(enc, bin), 0)
             end
 
             -- decode(encode(x)) == x
@@ -66,7 +43,7 @@ for _, c in ipairs(cases) do
                 if c.nan then
                     T.eq(#e, #bin, c.name .. ' encoded length, pass ' .. pass)
                 elseif e ~= bin then
-                    error(c.name .. ': encode pass ' .. pass .. ' (walked) is not byte-identical\n' .. bytes_diff(e, bin), 0)
+                    error(c.name .. ': encode pass ' .. pass .. ' (walked) is not byte-identical\n' .. T.bytes_diff(e, bin), 0)
                 end
             end
         end)

@@ -9,24 +9,6 @@ local cases = dofile(FIXTURES .. '/golden/cases.lua')
 local case_by_name = {}
 for _, c in ipairs(cases) do case_by_name[c.name] = c end
 
-local schemas = {}
-local function schema_for(fds)
-    local s = schemas[fds]
-    if not s then
-        s = protolua.load_file(FIXTURES .. '/descriptors/' .. fds)
-        schemas[fds] = s
-    end
-    return s
-end
-
-local function bytes_diff(actual, expected)
-    local i = 1
-    while i <= #actual and i <= #expected and actual:byte(i) == expected:byte(i) do i = i + 1 end
-    local from = i > 16 and i - 16 or 1
-    return string.format('%d vs %d bytes, first difference at offset %d\ngot      ...%s\nexpected ...%s',
-        #actual, #expected, i - 1, T.hex(actual:sub(from, i + 32)), T.hex(expected:sub(from, i + 32)))
-end
-
 local skipped = {}
 
 local function check(kind, label, size)
@@ -39,12 +21,12 @@ local function check(kind, label, size)
     T.test('matrix ' .. name, function()
         local golden = T.readfile(FIXTURES .. '/golden/' .. name .. '.bin')
         T.eq(#golden, size, name .. ' golden size')
-        local M = schema_for(c.fds):message(c.type)
+        local M = T.schema(c.fds):message(c.type)
         local tbl = matrix[kind](label)
         local bytes = M:encode(tbl)
         T.eq(#bytes, size, name .. ' encoded size')
         if bytes ~= golden then
-            error(name .. ': encode is not byte-identical to protoc\n' .. bytes_diff(bytes, golden), 0)
+            error(name .. ': encode is not byte-identical to protoc\n' .. T.bytes_diff(bytes, golden), 0)
         end
         T.eq(M:decode(bytes), tbl, name .. ' decode(encode(x))')
     end)
