@@ -22,11 +22,9 @@ use crate::schema::DefaultsMode;
 /// Repeated-field element counts kept in a frame-local array; fields whose
 /// slot is beyond this ask Lua for the length instead.
 const TRACKED_SLOTS: usize = 32;
-/// Values per step of a packed varint run (512 bytes of stack): enough for
-/// pbwire's 8-byte word loop to stay in its fast path.
-const PACKED_CHUNK: usize = 64;
-/// Packed varint runs of at least this many values take the chunked path.
-const PACKED_WORDS_MIN: usize = 16;
+/// Packed varint runs of at least this many values take the run loop
+/// (`DecodeCtx::packed_varints`); shorter ones stay on the element loop.
+const PACKED_LOOP_MIN: usize = 4;
 /// Oneofs whose current member is tracked in a frame-local array.
 const TRACKED_ONEOFS: usize = 8;
 /// Upper bound on the hash part pre-sized for a message table.
@@ -1120,10 +1118,10 @@ impl DecodeCtx<'_> {
             let s = f.slot as usize;
             let slot = cs.slot;
             let mut n = if s < TRACKED_SLOTS { cs.counts[s] as i64 } else { lua::rawlen(L, slot) as i64 };
-            // Short runs stay on the element loop: below two words the
-            // word loop has nothing to do and its set-up costs (icount:
-            // +4 % on Person 100B with 11 values, +6 % on BenchPayload mid).
-            if f.kind.wire_type() == WireType::Varint && presize >= PACKED_WORDS_MIN {
+            // Runs of 1–3 values stay on the element loop (icount: the
+            // run loop's call costs more than it saves there, +0.3 % on
+            // BenchPayload mid with its 3-value `deltas`).
+            if f.kind.wire_type() == WireType::Varint && presize >= PACKED_LOOP_MIN {
                 n = self.packed_varints(f, &mut sub, slot, n);
             }
             while !sub.is_empty() {
@@ -1139,37 +1137,28 @@ impl DecodeCtx<'_> {
     }
 
     /// Push the varints of a packed run into the array at `slot` (its last
-    /// index is `n`) and return the new last index. They are cut out 8
-    /// bytes at a time into a stack buffer (pbwire's word loop), so no
-    /// per-element branch depends on a varint's length. Stops before a
-    /// chunk that holds a bad varint, leaving `sub` at that chunk for the
-    /// caller's element loop to report. Out of line: the buffer stays out
-    /// of the recursive message frame.
+    /// index is `n`) and return the new last index. One pass over the
+    /// bytes, each value pushed as soon as it is read: 1- and 2-byte
+    /// values inline, longer ones through `varint_general`. Stops at a
+    /// bad varint, leaving `sub` there for the caller's element loop to
+    /// report. Out of line, so the recursive message frame does not grow.
     ///
     /// # Safety
     /// `slot` holds the array; one free stack slot (two for cdata).
     #[inline(never)]
     unsafe fn packed_varints(&self, f: &FieldPlan, sub: &mut Reader<'_>, slot: c_int, mut n: i64) -> i64 {
-        let mut buf = [0u64; PACKED_CHUNK];
-        while !sub.is_empty() {
-            let Ok((k, used)) = packed::decode_packed_varints_prefix(sub.rest(), sub.position(), &mut buf) else {
-                break;
-            };
-            let values = &buf[..k];
-            // The kind's conversion is chosen once per chunk, not per
-            // element: each arm is its own loop.
-            // SAFETY: caller's contract (one free slot per push, popped
-            // by rawseti).
-            unsafe {
-                match f.kind {
-                    Kind::Int32 => self.push_each(values, slot, &mut n, |v| self.push_varint_as(Kind::Int32, f, v)),
-                    Kind::UInt32 => self.push_each(values, slot, &mut n, |v| self.push_varint_as(Kind::UInt32, f, v)),
-                    Kind::SInt32 => self.push_each(values, slot, &mut n, |v| self.push_varint_as(Kind::SInt32, f, v)),
-                    Kind::Bool => self.push_each(values, slot, &mut n, |v| self.push_varint_as(Kind::Bool, f, v)),
-                    _ => self.push_each(values, slot, &mut n, |v| self.push_varint(f, v)),
-                }
+        // The kind's conversion is chosen once per run, not per element:
+        // each arm is its own loop.
+        // SAFETY: caller's contract (one free slot per push, popped by
+        // rawseti).
+        unsafe {
+            match f.kind {
+                Kind::Int32 => self.push_each(sub, slot, &mut n, |v| self.push_varint_as(Kind::Int32, f, v)),
+                Kind::UInt32 => self.push_each(sub, slot, &mut n, |v| self.push_varint_as(Kind::UInt32, f, v)),
+                Kind::SInt32 => self.push_each(sub, slot, &mut n, |v| self.push_varint_as(Kind::SInt32, f, v)),
+                Kind::Bool => self.push_each(sub, slot, &mut n, |v| self.push_varint_as(Kind::Bool, f, v)),
+                _ => self.push_each(sub, slot, &mut n, |v| self.push_varint(f, v)),
             }
-            let _ = sub.advance(used);
         }
         n
     }
@@ -1288,18 +1277,39 @@ impl DecodeCtx<'_> {
         }
     }
 
-    /// `push(v)` then `rawseti(slot, n + 1)` for each value, `n` counting.
+    /// `push(v)` then `rawseti(slot, n + 1)` for each varint of `sub`, `n`
+    /// counting; stops at the end of `sub` or before a bad varint.
     ///
     /// # Safety
     /// `slot` holds the array; `push` pushes exactly one value.
     #[inline(always)]
-    unsafe fn push_each(&self, values: &[u64], slot: c_int, n: &mut i64, push: impl Fn(u64)) {
-        for &v in values {
+    unsafe fn push_each(&self, sub: &mut Reader<'_>, slot: c_int, n: &mut i64, push: impl Fn(u64)) {
+        let L = self.L;
+        let mut rest = sub.rest();
+        loop {
+            let v = match *rest {
+                [] => break,
+                [b0, ref tail @ ..] if b0 < 0x80 => {
+                    rest = tail;
+                    u64::from(b0)
+                }
+                [b0, b1, ref tail @ ..] if b1 < 0x80 => {
+                    rest = tail;
+                    u64::from(b0 & 0x7f) | u64::from(b1) << 7
+                }
+                _ => {
+                    let mut r = Reader::new(rest);
+                    let Ok(v) = varint_general(&mut r) else { break };
+                    rest = r.rest();
+                    v
+                }
+            };
             *n += 1;
             push(v);
             // SAFETY: caller's contract; rawseti pops the value.
-            unsafe { lua::rawseti(self.L, slot, *n) };
+            unsafe { lua::rawseti(L, slot, *n) };
         }
+        let _ = sub.advance(sub.remaining() - rest.len());
     }
 
     /// [`Self::push_varint`] with the kind given (a constant at the call

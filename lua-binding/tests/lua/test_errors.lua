@@ -518,8 +518,8 @@ T.test('errors 100000 failing encodes leak nothing', function()
 end)
 
 T.test('errors: a bad varint deep in a long packed run names its element and byte', function()
-    -- 100 good values, then an 11-byte varint, then more: the chunked
-    -- (8-bytes-at-a-time) path must hand the error to the element loop.
+    -- 100 good values, then an 11-byte varint, then more: the run loop
+    -- must hand the error to the element loop.
     local body = string.rep('\1', 100) .. string.rep('\255', 10) .. '\1' .. string.rep('\2', 50)
     local bin = tag(5, 2) .. varint(#body) .. body
     T.raises('field lucky_numbers[101]: varint', function() return Person:decode(bin) end)
@@ -539,4 +539,33 @@ T.test('errors: a bad varint deep in a long packed run names its element and byt
     for i = 1, 300 do parts[i] = t.lucky_numbers[i] end
     T.eq(parts, vals)
     T.eq(t.lucky_numbers[303], 3)
+end)
+
+T.test('errors: a bad or cut varint in a short packed run (4-6 values, the run loop) names its element', function()
+    -- runs at the run loop's threshold (4 values) and just above, the bad
+    -- value at every position: 1-byte, 2-byte and 3-byte neighbours
+    for _, good in ipairs({ '\1', '\130\1', '\130\130\1' }) do
+        for len = 4, 6 do
+            for bad = 1, len do
+                local parts = {}
+                for i = 1, len do parts[i] = i == bad and string.rep('\255', 10) .. '\1' or good end
+                local body = table.concat(parts)
+                local at = 2 + (bad - 1) * #good
+                T.raises(string.format('field lucky_numbers[%d]: varint', bad), function()
+                    return Person:decode(tag(5, 2) .. varint(#body) .. body)
+                end)
+                T.raises(string.format('at byte %d', at), function()
+                    return Person:decode(tag(5, 2) .. varint(#body) .. body)
+                end)
+            end
+            -- cut inside the last value: a continuation byte ends the run
+            -- (the error names where that value starts)
+            local body = string.rep(good, len - 1) .. '\130'
+            T.raises(string.format('field lucky_numbers[%d]: truncated input at byte %d', len, 1 + #body),
+                function() return Person:decode(tag(5, 2) .. varint(#body) .. body) end)
+            local t = Person:decode(tag(5, 2) .. varint(#good * len) .. string.rep(good, len))
+            T.eq(#t.lucky_numbers, len)
+            T.eq(t.lucky_numbers[len], #good == 1 and 1 or #good == 2 and 130 or 16642)
+        end
+    end
 end)
