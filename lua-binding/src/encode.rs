@@ -175,6 +175,10 @@ fn wrong(expected: &'static str, got: c_int) -> CodecError {
 /// one set field in this many declared ones.
 const WALK_RATIO: usize = 2;
 
+/// Strict keys: tables with at least this many fields set have their keys
+/// counted by a Lua loop (one `lua_pcall`) rather than `lua_next` calls.
+const KEYS_COUNTED_IN_LUA: usize = 6;
+
 /// Scalar and string array elements pushed before one pop (see
 /// `EncodeCtx::each_element`): one `lua_settop` and one `lua_checkstack`
 /// per batch.
@@ -505,18 +509,49 @@ impl EncodeCtx<'_> {
         Ok(())
     }
 
+    /// The number of keys of table `t`, counted by the helper's Lua loop
+    /// (LuaJIT's `next` loop steps through the table by slot, where each
+    /// `lua_next` call looks its key up again). `None` if it failed.
+    #[cold]
+    unsafe fn count_keys_lua(&self, t: c_int) -> Option<usize> {
+        let L = self.L;
+        // SAFETY: two free slots (frame reserve); the helper only reads the
+        // table, and pcall catches any error (a hook's, out of memory).
+        unsafe {
+            if lua::rawgeti(L, self.helpers, int64::HELPER_COUNT_KEYS) != ffi::LUA_TFUNCTION {
+                ffi::lua_pop(L, 1);
+                return None;
+            }
+            ffi::lua_pushvalue(L, t);
+            if ffi::lua_pcall(L, 1, 1, 0) != 0 {
+                ffi::lua_pop(L, 1);
+                return None;
+            }
+            let n = ffi::lua_tonumber(L, -1);
+            ffi::lua_pop(L, 1);
+            Some(n as usize)
+        }
+    }
+
     /// Strict keys: every key of the table must be a field.
     unsafe fn check_keys(&self, plan: &MessagePlan, t: c_int, present: usize) -> Res {
         let L = self.L;
-        let mut count = 0usize;
         // SAFETY: raw iteration of a table we do not modify; keys are only
         // inspected by type and, for strings, by their bytes.
         unsafe {
-            ffi::lua_pushnil(L);
-            while ffi::lua_next(L, t) != 0 {
-                ffi::lua_pop(L, 1);
-                count += 1;
-            }
+            let counted = if lua::IS_LUAJIT && present >= KEYS_COUNTED_IN_LUA { self.count_keys_lua(t) } else { None };
+            let count = match counted {
+                Some(n) => n,
+                None => {
+                    let mut n = 0usize;
+                    ffi::lua_pushnil(L);
+                    while ffi::lua_next(L, t) != 0 {
+                        ffi::lua_pop(L, 1);
+                        n += 1;
+                    }
+                    n
+                }
+            };
             if count == present {
                 return Ok(());
             }

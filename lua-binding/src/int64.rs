@@ -19,7 +19,10 @@ use crate::lua::{self, ffi, lua_State};
 /// Largest magnitude a double holds exactly.
 const EXACT: u64 = 1 << 53;
 
-/// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify }`.
+/// Index of the key counter (strict keys) in the LuaJIT helper table.
+pub const HELPER_COUNT_KEYS: i64 = 9;
+
+/// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify, [9] = count_keys }`.
 pub const LUAJIT_HELPERS: &str = r#"
 local ffi = require('ffi')
 local i64, u64 = ffi.typeof('int64_t'), ffi.typeof('uint64_t')
@@ -28,6 +31,10 @@ return { i64, u64, function(v)
     if istype(i64, v) then return 1 elseif istype(u64, v) then return 2 end
     if v == nil then return 3 end -- a NULL pointer (box.NULL, msgpack.NULL)
     return 0
+end, [9] = function(t)
+    local n = 0
+    for _ in next, t do n = n + 1 end
+    return n
 end }
 "#;
 

@@ -278,6 +278,46 @@ T.test('errors encode unknown key', function()
     T.raises('field r_nested[1]: unknown field "c"', function() return AllTypes:encode({ r_nested = { { c = 1 } } }) end)
 end)
 
+T.test('errors encode unknown key in dense tables (strict keys counted in Lua)', function()
+    -- Nine fields set: the probe visits BenchPayload, and LuaJIT counts the
+    -- keys with the helper's loop. Items: the repeated-message batches.
+    local Bench = protolua.load_file(DESC .. 'proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local function dense(k, v)
+        local t = { id = 1, name = 'n', timestamp = 2, score = 1, active = true, kind = 1, note = 'x', delta = 1, ratio = 1 }
+        if k ~= nil then t[k] = v end
+        return t
+    end
+    T.eq(#Bench:encode(dense()) > 0, true)
+    T.raises('encode proto2_basic.BenchPayload: unknown field "nope"', function() return Bench:encode(dense('nope', 1)) end)
+    T.raises('message table has a key of type number', function() return Bench:encode(dense(1, 1)) end)
+    T.raises('message table has a key of type boolean', function() return Bench:encode(dense(true, 1)) end)
+    local function items(bad_at, k)
+        local t = dense()
+        t.items = {}
+        for i = 1, 11 do
+            t.items[i] = { id = i, label = 'x' }
+            if i == bad_at then t.items[i][k] = 1 end
+        end
+        return t
+    end
+    T.eq(#Bench:encode(items()) > 0, true)
+    for _, at in ipairs({ 1, 2, 8, 9, 11 }) do
+        T.raises('field items[' .. at .. ']: unknown field "zz"', function() return Bench:encode(items(at, 'zz')) end)
+        T.raises('field items[' .. at .. ']: message table has a key of type number',
+            function() return Bench:encode(items(at, 7)) end)
+    end
+    -- A non-table element among tables: the batch count fails, each element
+    -- is checked on its own, the error is the element's.
+    local t = items()
+    t.items[3] = 5
+    T.raises('field items[3]: expected table, got number', function() return Bench:encode(t) end)
+    t.items[3] = { id = 3, zz = 1 }
+    t.items[2] = 'x'
+    T.raises('field items[2]: expected table, got string', function() return Bench:encode(t) end)
+    t.items[2] = { id = 2 }
+    T.raises('field items[3]: unknown field "zz"', function() return Bench:encode(t) end)
+end)
+
 T.test('errors encode paths name nested fields', function()
     T.raises('encode hello.Person: field address.city: expected string, got number',
         function() return Person:encode({ address = { city = 5 } }) end)
