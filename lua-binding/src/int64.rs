@@ -19,14 +19,25 @@ use crate::lua::{self, ffi, lua_State};
 /// Largest magnitude a double holds exactly.
 const EXACT: u64 = 1 << 53;
 
-/// Index of the key counter (strict keys) in the LuaJIT helper table.
+/// Index of the key counter (strict keys) in the LuaJIT helper table:
+/// `count(t)` is the number of keys of table `t`.
 pub const HELPER_COUNT_KEYS: i64 = 9;
 
-/// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify, [9] = count_keys }`.
+/// Index of the batch key counter: `count_batch(a, i, j)` returns the
+/// number of keys of each of the tables `a[i]`, ..., `a[j]` (raw reads;
+/// an error if one is not a table).
+pub const HELPER_COUNT_BATCH_KEYS: i64 = 10;
+
+/// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify,
+/// [9] = count, [10] = count_batch }`. The counters' loops are `next`
+/// loops, which LuaJIT runs by table slot (`ITERN`); `next`, `rawget` and
+/// `unpack` are the ones there when the module loads.
 pub const LUAJIT_HELPERS: &str = r#"
 local ffi = require('ffi')
 local i64, u64 = ffi.typeof('int64_t'), ffi.typeof('uint64_t')
 local istype = ffi.istype
+local next, rawget, unpack = next, rawget, unpack
+local counts = {}
 return { i64, u64, function(v)
     if istype(i64, v) then return 1 elseif istype(u64, v) then return 2 end
     if v == nil then return 3 end -- a NULL pointer (box.NULL, msgpack.NULL)
@@ -35,6 +46,13 @@ end, [9] = function(t)
     local n = 0
     for _ in next, t do n = n + 1 end
     return n
+end, [10] = function(a, i, j)
+    for k = i, j do
+        local n = 0
+        for _ in next, rawget(a, k) do n = n + 1 end
+        counts[k - i + 1] = n
+    end
+    return unpack(counts, 1, j - i + 1)
 end }
 "#;
 
