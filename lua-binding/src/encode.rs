@@ -197,11 +197,19 @@ const MESSAGE_BATCH: usize = 8;
 /// count ~420.
 const MIN_COUNTED_BATCH: usize = 3;
 
+/// Free stack slots [`EncodeCtx::encode_root`] needs from its caller: what
+/// a message reserves for itself with `lua_checkstack` at the other levels.
+/// A C function called from Lua has `LUA_MINSTACK` (20) above its
+/// arguments, and the encode entry points push at most two values first.
+pub const ROOT_STACK_FREE: c_int = 8;
+
 impl EncodeCtx<'_> {
     /// Encode the table at absolute index `t` as message `msg` into `out.w`.
     ///
     /// # Safety
-    /// `L` valid; `t` absolute; `keys`/`helpers` index the schema's tables.
+    /// `L` valid; `t` absolute; `keys`/`helpers` index the schema's tables;
+    /// at least [`ROOT_STACK_FREE`] free stack slots (the root message does
+    /// not call `lua_checkstack`).
     pub unsafe fn encode_root(&self, msg: u32, t: c_int, out: &mut EncodeBuffers) -> Result<(), CodecError> {
         // SAFETY: forwarded.
         unsafe {
@@ -233,7 +241,8 @@ impl EncodeCtx<'_> {
         // SAFETY: (whole body) `t` is an absolute index of a table; each
         // pushed value is popped before the next field; stack room checked.
         unsafe {
-            if ffi::lua_checkstack(L, 8) == 0 {
+            // The root's slots are the caller's (`ROOT_STACK_FREE`).
+            if depth > 1 && ffi::lua_checkstack(L, ROOT_STACK_FREE) == 0 {
                 return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
             }
             let walk = match self.index {

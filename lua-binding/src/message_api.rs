@@ -136,7 +136,10 @@ unsafe fn call_options(L: *mut lua_State, inner: &SchemaInner, opts: c_int, what
 ///
 /// # Safety
 /// `keys`/`helpers` index the schema's tables; `inner` is kept alive by a
-/// value on the stack.
+/// value on the stack. Called from a C function called by Lua that has
+/// pushed at most 8 values above its base (`schema:encode` pushes 8): of
+/// the `LUA_MINSTACK` (20) slots, this function takes up to 2 and the root
+/// message [`crate::encode::ROOT_STACK_FREE`] without `lua_checkstack`.
 pub unsafe fn encode_with(
     L: *mut lua_State,
     inner: &SchemaInner,
@@ -176,7 +179,8 @@ pub unsafe fn encode_with(
         index: inner.key_index.get(),
     };
     // SAFETY: no Lua error can be raised while `bufs` is borrowed (see the
-    // encode module); the busy flag routes a re-entrant encode (from a
+    // encode module); the stack has `ROOT_STACK_FREE` slots for the root
+    // (this function's contract); the busy flag routes a re-entrant encode (from a
     // finalizer run by the protected cdata classifier) to its own buffer.
     unsafe {
         if inner.busy.get() {
