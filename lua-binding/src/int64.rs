@@ -30,14 +30,22 @@ pub const HELPER_COUNT_BATCH_KEYS: i64 = 10;
 
 /// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify,
 /// [9] = count, [10] = count_batch }`. The counters' loops are `next`
-/// loops, which LuaJIT runs by table slot (`ITERN`); `next`, `rawget` and
-/// `unpack` are the ones there when the module loads.
+/// loops, which LuaJIT runs by table slot (`ITERN`); `next` and `rawget`
+/// are the ones there when the module loads.
 pub const LUAJIT_HELPERS: &str = r#"
 local ffi = require('ffi')
 local i64, u64 = ffi.typeof('int64_t'), ffi.typeof('uint64_t')
 local istype = ffi.istype
-local next, rawget, unpack = next, rawget, unpack
-local counts = {}
+local next, rawget = next, rawget
+-- The key counts of a[i], ..., a[j] as j - i + 1 results, built on the
+-- stack (no shared table: a nested encode from a hook or a finalizer
+-- cannot overwrite another call's counts).
+local function count_batch(a, i, j)
+    local n = 0
+    for _ in next, rawget(a, i) do n = n + 1 end
+    if i == j then return n end
+    return n, count_batch(a, i + 1, j)
+end
 return { i64, u64, function(v)
     if istype(i64, v) then return 1 elseif istype(u64, v) then return 2 end
     if v == nil then return 3 end -- a NULL pointer (box.NULL, msgpack.NULL)
@@ -46,14 +54,7 @@ end, [9] = function(t)
     local n = 0
     for _ in next, t do n = n + 1 end
     return n
-end, [10] = function(a, i, j)
-    for k = i, j do
-        local n = 0
-        for _ in next, rawget(a, k) do n = n + 1 end
-        counts[k - i + 1] = n
-    end
-    return unpack(counts, 1, j - i + 1)
-end }
+end, [10] = count_batch }
 "#;
 
 /// Push a signed 64-bit value; `helpers` indexes the helper table (LuaJIT).

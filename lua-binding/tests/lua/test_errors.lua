@@ -318,6 +318,31 @@ T.test('errors encode unknown key in dense tables (strict keys counted in Lua)',
     T.raises('field items[3]: unknown field "zz"', function() return Bench:encode(t) end)
 end)
 
+T.test('errors encode: a nested encode from a debug hook does not change the batch key counts', function()
+    -- The batch counter runs as Lua code, where a count hook can run a whole
+    -- encode of its own. The outer counts must stay the outer's: the third
+    -- item has an unknown key, which a count overwritten by the nested
+    -- encode's (all 2) would hide.
+    if not T.is_luajit then return end
+    local Bench = protolua.load_file(DESC .. 'proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local good = { id = 1, name = 'n', items = {} }
+    for i = 1, 8 do good.items[i] = { id = i, label = 'x' } end
+    local bad = { id = 1, name = 'n', items = { { id = 1, label = 'x' }, { id = 2, label = 'x' }, { id = 3, label = 'x', zz = 1 } } }
+    local nested = 0
+    local ok, err
+    jit.off()
+    debug.sethook(function()
+        nested = nested + 1
+        assert(#Bench:encode(good) > 0)
+    end, '', 1)
+    ok, err = pcall(Bench.encode, Bench, bad)
+    debug.sethook()
+    jit.on()
+    T.eq(nested > 0, true, 'the hook ran')
+    T.eq(ok, false, 'the unknown key is found')
+    T.eq(tostring(err):find('field items[3]: unknown field "zz"', 1, true) ~= nil, true, tostring(err))
+end)
+
 T.test('errors encode paths name nested fields', function()
     T.raises('encode hello.Person: field address.city: expected string, got number',
         function() return Person:encode({ address = { city = 5 } }) end)
