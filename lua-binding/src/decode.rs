@@ -532,33 +532,54 @@ impl DecodeCtx<'_> {
                                     self.packed_run(mi, fi, f, r, t, &mut cs)?;
                                 }
                             } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                                let presize = if cs.field != fi && cs.is_new(f) { count_run(r, tag) } else { 0 };
-                                let mut n = self.next_index(fi, f, t, &mut cs, presize);
+                                // A field met for the first time in a new table
+                                // (the common case) fills an array of its own on
+                                // top (`fresh_array`), stored when the run ends.
+                                let fresh = cs.is_new(f);
+                                let (slot, mut n) = if fresh {
+                                    (self.fresh_array(f, t, &cs, count_run(r, tag)), 1)
+                                } else {
+                                    (cs.slot, self.next_index(fi, f, t, &mut cs, 0))
+                                };
                                 // The rest of the run: encoders write a field's
                                 // elements together, so while the next tag is this
-                                // one (one byte), the lookup and checks above hold
-                                // for it too. Closed enums check every value. (No
-                                // byte is 0x100: a longer tag or a closed enum ends it.)
+                                // one (one or two bytes), the lookup and checks
+                                // above hold for it too. Closed enums check every
+                                // value (`next_len` 0: no tag continues the run).
                                 let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
-                                let next = if tag.raw() < 0x80 && !closed { tag.raw() as u16 } else { 0x100 };
+                                let raw = tag.raw();
+                                let (next_len, next) = match raw {
+                                    _ if closed => (0, 0),
+                                    0..0x80 => (1, raw as u16),
+                                    0x80..0x4000 => (2, (raw as u16 & 0x7f | 0x80) | ((raw >> 7) as u16) << 8),
+                                    _ => (0, 0),
+                                };
                                 loop {
                                     self.value(f, r, depth, number)
                                         .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                                    lua::rawseti(L, cs.slot, n);
-                                    match r.rest().first() {
-                                        Some(&b) if u16::from(b) == next => {
-                                            if !matches!(f.kind, Kind::Message | Kind::Group) {
-                                                n = self.leaf_run(mi, fi, f, r, cs.slot, n, b)?;
-                                                if let Some(c) = cs.counts.get_mut(f.slot as usize) {
-                                                    *c = n as u32;
-                                                }
-                                                break;
-                                            }
-                                            let _ = r.advance(1);
-                                            n = self.next_index(fi, f, t, &mut cs, 0);
-                                        }
-                                        _ => break,
+                                    lua::rawseti(L, slot, n);
+                                    let rest = r.rest();
+                                    let same = match next_len {
+                                        1 => rest.first() == Some(&(next as u8)),
+                                        2 => rest.first_chunk::<2>().is_some_and(|b| u16::from_le_bytes(*b) == next),
+                                        _ => false,
+                                    };
+                                    if !same {
+                                        break;
                                     }
+                                    if next_len == 1 && !matches!(f.kind, Kind::Message | Kind::Group) {
+                                        n = self.leaf_run(mi, fi, f, r, slot, n, next as u8)?;
+                                        if !fresh && let Some(c) = cs.counts.get_mut(f.slot as usize) {
+                                            *c = n as u32;
+                                        }
+                                        break;
+                                    }
+                                    let _ = r.advance(next_len);
+                                    n = if fresh { n + 1 } else { self.next_index(fi, f, t, &mut cs, 0) };
+                                }
+                                if fresh {
+                                    ffi::lua_rawset(L, t);
+                                    cs.counts[f.slot as usize] = n as u32;
                                 }
                             } else {
                                 take_slots(L, &mut cs.taken, acc);
@@ -1069,6 +1090,34 @@ impl DecodeCtx<'_> {
         }
     }
 
+    /// Push `f`'s key and a new array for it (pre-sized for `presize`
+    /// elements) on top of the frame, for a field met for the first time
+    /// in a new table (`Containers::is_new`), and return the array's stack
+    /// index. The caller fills it and stores it with one `lua_rawset(t)`,
+    /// which pops both. The array thus never takes the container slot: no
+    /// `lua_pushvalue` to store it, no slot to take or clear, and the
+    /// current container stays current. A later occurrence of the field
+    /// finds the array in `t` (its count is no longer 0).
+    ///
+    /// # Safety
+    /// Between fields (the stack top is the frame's table, or its
+    /// accumulator slot once taken); two free slots, from the frame's
+    /// reserve.
+    #[inline(always)]
+    unsafe fn fresh_array(&self, f: &FieldPlan, t: c_int, cs: &Containers, presize: usize) -> c_int {
+        let L = self.L;
+        // SAFETY: the caller's contract.
+        unsafe {
+            debug_assert_eq!(ffi::lua_gettop(L), if cs.taken { t + 2 } else { t }, "not between fields");
+            self.push_key(f.key_id);
+            ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
+            if self.seq_mt != 0 {
+                self.set_mt(-1, self.seq_mt);
+            }
+        }
+        if cs.taken { t + 4 } else { t + 2 }
+    }
+
     /// Make `fi`'s array current and return the Lua index its next
     /// element goes to.
     #[inline(always)]
@@ -1111,13 +1160,19 @@ impl DecodeCtx<'_> {
             return Ok(());
         }
         // The container and the next index once per run, not per element.
-        // SAFETY: the container slot holds the array once ensured; one free
-        // slot per element, popped by rawseti.
+        // SAFETY: the container slot holds the array once ensured, or the
+        // fresh array is on top (see `fresh_array`); one free slot per
+        // element, popped by rawseti.
         unsafe {
-            self.ensure_container(fi, f, t, cs, presize);
             let s = f.slot as usize;
-            let slot = cs.slot;
-            let mut n = if s < TRACKED_SLOTS { cs.counts[s] as i64 } else { lua::rawlen(L, slot) as i64 };
+            let fresh = cs.is_new(f);
+            let (slot, mut n) = if fresh {
+                (self.fresh_array(f, t, cs, presize), 0)
+            } else {
+                self.ensure_container(fi, f, t, cs, presize);
+                let n = if s < TRACKED_SLOTS { cs.counts[s] as i64 } else { lua::rawlen(L, cs.slot) as i64 };
+                (cs.slot, n)
+            };
             // Runs of 1–3 values stay on the element loop (icount: the
             // run loop's call costs more than it saves there, +0.3 % on
             // BenchPayload mid with its 3-value `deltas`).
@@ -1128,6 +1183,9 @@ impl DecodeCtx<'_> {
                 n += 1;
                 self.scalar(f, &mut sub).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
                 lua::rawseti(L, slot, n);
+            }
+            if fresh {
+                ffi::lua_rawset(L, t);
             }
             if s < TRACKED_SLOTS {
                 cs.counts[s] = n as u32;
