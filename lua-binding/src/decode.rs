@@ -1,10 +1,10 @@
 //! bytes → Lua table: the plan walk.
 //!
 //! One recursive walk per message. Each level creates its table pre-sized
-//! from the plan, keeps the array (or map table) of the repeated/map field
-//! being filled in one stack slot (encoders write a field's elements
-//! together, so it rarely changes), and pushes strings straight from the
-//! input. Frames hold only borrows and plain values, so a Lua error
+//! from the plan, fills a repeated field's new array on top of the stack
+//! and stores it when its run ends (encoders write a field's elements
+//! together), keeps the array (or map table) of a field met again, or of a
+//! map, in one stack slot, and pushes strings straight from the input. Frames hold only borrows and plain values, so a Lua error
 //! raised inside an API call (out of memory) can cross them safely; codec
 //! errors travel back as [`CodecError`] and are raised by the entry point.
 
@@ -190,11 +190,14 @@ struct UnknownRun {
 
 type Res<T = ()> = Result<T, Fail>;
 
-/// The repeated/map containers of one message frame. Only the container of
-/// the field filled last sits on the stack (at `slot`); switching fields
+/// The repeated/map containers of one message frame. A repeated field's
+/// first run into a new table fills an array of its own on top of the
+/// stack (`DecodeCtx::fresh_array`); otherwise only the container of the
+/// field filled last sits on the stack (at `slot`), and switching fields
 /// fetches or creates the other one. A frame thus takes three stack slots
-/// whatever its message declares, so LuaJIT's per-call slot limit (8,000)
-/// is not what bounds nesting, and a frame has no slots to clear.
+/// (five while a new array's run is filled) whatever its message
+/// declares, so LuaJIT's per-call slot limit (8,000) is not what bounds
+/// nesting, and a frame has no slots to clear.
 struct Containers {
     /// Stack index of the current container.
     slot: c_int,
