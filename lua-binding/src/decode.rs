@@ -367,12 +367,25 @@ fn len_run_of(b: &[u8], next_tag: impl Fn(usize) -> Option<usize>) -> usize {
 fn run_of(b: &[u8], wt: u8, next_tag: impl Fn(usize) -> Option<usize>) -> usize {
     // LEN (strings, bytes, sub-messages), the commonest run, without the
     // per-value wire-type dispatch of `scan_value`.
-    if wt == 2 {
-        return len_run_of(b, next_tag);
+    // The other wire types, likewise each with its own loop (callgrind:
+    // the dispatch per value was ~8 of the ~30 instructions a value of
+    // BenchPayload mid's 24 `values`).
+    match wt {
+        2 => len_run_of(b, next_tag),
+        0 => value_run_of(next_tag, |p| skip_varint(b, p)),
+        1 => value_run_of(next_tag, |p| (p + 8 <= b.len()).then_some(p + 8)),
+        5 => value_run_of(next_tag, |p| (p + 4 <= b.len()).then_some(p + 4)),
+        _ => value_run_of(next_tag, |p| scan_value(b, p, wt)),
     }
+}
+
+/// [`run_of`] for one wire type: `value_end` gives the position after the
+/// value at a position (`None`: it does not fit).
+#[inline(always)]
+fn value_run_of(next_tag: impl Fn(usize) -> Option<usize>, value_end: impl Fn(usize) -> Option<usize>) -> usize {
     let (mut p, mut n) = (0, 0);
     loop {
-        let Some(e) = scan_value(b, p, wt) else { return n.max(1) };
+        let Some(e) = value_end(p) else { return n.max(1) };
         n += 1;
         match next_tag(e) {
             Some(q) => p = q,
