@@ -1,10 +1,10 @@
 //! bytes → Lua table: the plan walk.
 //!
 //! One recursive walk per message. Each level creates its table pre-sized
-//! from the plan, keeps the array (or map table) of the repeated/map field
-//! being filled in one stack slot (encoders write a field's elements
-//! together, so it rarely changes), and pushes strings straight from the
-//! input. Frames hold only borrows and plain values, so a Lua error
+//! from the plan, fills a repeated field's new array on top of the stack
+//! and stores it when its run ends (encoders write a field's elements
+//! together), keeps the array (or map table) of a field met again, or of a
+//! map, in one stack slot, and pushes strings straight from the input. Frames hold only borrows and plain values, so a Lua error
 //! raised inside an API call (out of memory) can cross them safely; codec
 //! errors travel back as [`CodecError`] and are raised by the entry point.
 
@@ -190,11 +190,14 @@ struct UnknownRun {
 
 type Res<T = ()> = Result<T, Fail>;
 
-/// The repeated/map containers of one message frame. Only the container of
-/// the field filled last sits on the stack (at `slot`); switching fields
+/// The repeated/map containers of one message frame. A repeated field's
+/// first run into a new table fills an array of its own on top of the
+/// stack (`DecodeCtx::fresh_array`); otherwise only the container of the
+/// field filled last sits on the stack (at `slot`), and switching fields
 /// fetches or creates the other one. A frame thus takes three stack slots
-/// whatever its message declares, so LuaJIT's per-call slot limit (8,000)
-/// is not what bounds nesting, and a frame has no slots to clear.
+/// (five while a new array's run is filled) whatever its message
+/// declares, so LuaJIT's per-call slot limit (8,000) is not what bounds
+/// nesting, and a frame has no slots to clear.
 struct Containers {
     /// Stack index of the current container.
     slot: c_int,
@@ -364,12 +367,25 @@ fn len_run_of(b: &[u8], next_tag: impl Fn(usize) -> Option<usize>) -> usize {
 fn run_of(b: &[u8], wt: u8, next_tag: impl Fn(usize) -> Option<usize>) -> usize {
     // LEN (strings, bytes, sub-messages), the commonest run, without the
     // per-value wire-type dispatch of `scan_value`.
-    if wt == 2 {
-        return len_run_of(b, next_tag);
+    // The other wire types, likewise each with its own loop (callgrind:
+    // the dispatch per value was ~8 of the ~30 instructions a value of
+    // BenchPayload mid's 24 `values`).
+    match wt {
+        2 => len_run_of(b, next_tag),
+        0 => value_run_of(next_tag, |p| skip_varint(b, p)),
+        1 => value_run_of(next_tag, |p| (p + 8 <= b.len()).then_some(p + 8)),
+        5 => value_run_of(next_tag, |p| (p + 4 <= b.len()).then_some(p + 4)),
+        _ => value_run_of(next_tag, |p| scan_value(b, p, wt)),
     }
+}
+
+/// [`run_of`] for one wire type: `value_end` gives the position after the
+/// value at a position (`None`: it does not fit).
+#[inline(always)]
+fn value_run_of(next_tag: impl Fn(usize) -> Option<usize>, value_end: impl Fn(usize) -> Option<usize>) -> usize {
     let (mut p, mut n) = (0, 0);
     loop {
-        let Some(e) = scan_value(b, p, wt) else { return n.max(1) };
+        let Some(e) = value_end(p) else { return n.max(1) };
         n += 1;
         match next_tag(e) {
             Some(q) => p = q,
@@ -532,33 +548,54 @@ impl DecodeCtx<'_> {
                                     self.packed_run(mi, fi, f, r, t, &mut cs)?;
                                 }
                             } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                                let presize = if cs.field != fi && cs.is_new(f) { count_run(r, tag) } else { 0 };
-                                let mut n = self.next_index(fi, f, t, &mut cs, presize);
+                                // A field met for the first time in a new table
+                                // (the common case) fills an array of its own on
+                                // top (`fresh_array`), stored when the run ends.
+                                let fresh = cs.is_new(f);
+                                let (slot, mut n) = if fresh {
+                                    (self.fresh_array(f, t, &cs, count_run(r, tag)), 1)
+                                } else {
+                                    (cs.slot, self.next_index(fi, f, t, &mut cs, 0))
+                                };
                                 // The rest of the run: encoders write a field's
                                 // elements together, so while the next tag is this
-                                // one (one byte), the lookup and checks above hold
-                                // for it too. Closed enums check every value. (No
-                                // byte is 0x100: a longer tag or a closed enum ends it.)
+                                // one (one or two bytes), the lookup and checks
+                                // above hold for it too. Closed enums check every
+                                // value (`next_len` 0: no tag continues the run).
                                 let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
-                                let next = if tag.raw() < 0x80 && !closed { tag.raw() as u16 } else { 0x100 };
+                                let raw = tag.raw();
+                                let (next_len, next) = match raw {
+                                    _ if closed => (0, 0),
+                                    0..0x80 => (1, raw as u16),
+                                    0x80..0x4000 => (2, (raw as u16 & 0x7f | 0x80) | ((raw >> 7) as u16) << 8),
+                                    _ => (0, 0),
+                                };
                                 loop {
                                     self.value(f, r, depth, number)
                                         .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                                    lua::rawseti(L, cs.slot, n);
-                                    match r.rest().first() {
-                                        Some(&b) if u16::from(b) == next => {
-                                            if !matches!(f.kind, Kind::Message | Kind::Group) {
-                                                n = self.leaf_run(mi, fi, f, r, cs.slot, n, b)?;
-                                                if let Some(c) = cs.counts.get_mut(f.slot as usize) {
-                                                    *c = n as u32;
-                                                }
-                                                break;
-                                            }
-                                            let _ = r.advance(1);
-                                            n = self.next_index(fi, f, t, &mut cs, 0);
-                                        }
-                                        _ => break,
+                                    lua::rawseti(L, slot, n);
+                                    let rest = r.rest();
+                                    let same = match next_len {
+                                        1 => rest.first() == Some(&(next as u8)),
+                                        2 => rest.first_chunk::<2>().is_some_and(|b| u16::from_le_bytes(*b) == next),
+                                        _ => false,
+                                    };
+                                    if !same {
+                                        break;
                                     }
+                                    if next_len == 1 && !matches!(f.kind, Kind::Message | Kind::Group) {
+                                        n = self.leaf_run(mi, fi, f, r, slot, n, next as u8)?;
+                                        if !fresh && let Some(c) = cs.counts.get_mut(f.slot as usize) {
+                                            *c = n as u32;
+                                        }
+                                        break;
+                                    }
+                                    let _ = r.advance(next_len);
+                                    n = if fresh { n + 1 } else { self.next_index(fi, f, t, &mut cs, 0) };
+                                }
+                                if fresh {
+                                    ffi::lua_rawset(L, t);
+                                    cs.counts[f.slot as usize] = n as u32;
                                 }
                             } else {
                                 take_slots(L, &mut cs.taken, acc);
@@ -1069,6 +1106,34 @@ impl DecodeCtx<'_> {
         }
     }
 
+    /// Push `f`'s key and a new array for it (pre-sized for `presize`
+    /// elements) on top of the frame, for a field met for the first time
+    /// in a new table (`Containers::is_new`), and return the array's stack
+    /// index. The caller fills it and stores it with one `lua_rawset(t)`,
+    /// which pops both. The array thus never takes the container slot: no
+    /// `lua_pushvalue` to store it, no slot to take or clear, and the
+    /// current container stays current. A later occurrence of the field
+    /// finds the array in `t` (its count is no longer 0).
+    ///
+    /// # Safety
+    /// Between fields (the stack top is the frame's table, or its
+    /// accumulator slot once taken); two free slots, from the frame's
+    /// reserve.
+    #[inline(always)]
+    unsafe fn fresh_array(&self, f: &FieldPlan, t: c_int, cs: &Containers, presize: usize) -> c_int {
+        let L = self.L;
+        // SAFETY: the caller's contract.
+        unsafe {
+            debug_assert_eq!(ffi::lua_gettop(L), if cs.taken { t + 2 } else { t }, "not between fields");
+            self.push_key(f.key_id);
+            ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
+            if self.seq_mt != 0 {
+                self.set_mt(-1, self.seq_mt);
+            }
+        }
+        if cs.taken { t + 4 } else { t + 2 }
+    }
+
     /// Make `fi`'s array current and return the Lua index its next
     /// element goes to.
     #[inline(always)]
@@ -1111,13 +1176,19 @@ impl DecodeCtx<'_> {
             return Ok(());
         }
         // The container and the next index once per run, not per element.
-        // SAFETY: the container slot holds the array once ensured; one free
-        // slot per element, popped by rawseti.
+        // SAFETY: the container slot holds the array once ensured, or the
+        // fresh array is on top (see `fresh_array`); one free slot per
+        // element, popped by rawseti.
         unsafe {
-            self.ensure_container(fi, f, t, cs, presize);
             let s = f.slot as usize;
-            let slot = cs.slot;
-            let mut n = if s < TRACKED_SLOTS { cs.counts[s] as i64 } else { lua::rawlen(L, slot) as i64 };
+            let fresh = cs.is_new(f);
+            let (slot, mut n) = if fresh {
+                (self.fresh_array(f, t, cs, presize), 0)
+            } else {
+                self.ensure_container(fi, f, t, cs, presize);
+                let n = if s < TRACKED_SLOTS { cs.counts[s] as i64 } else { lua::rawlen(L, cs.slot) as i64 };
+                (cs.slot, n)
+            };
             // Runs of 1–3 values stay on the element loop (icount: the
             // run loop's call costs more than it saves there, +0.3 % on
             // BenchPayload mid with its 3-value `deltas`).
@@ -1128,6 +1199,9 @@ impl DecodeCtx<'_> {
                 n += 1;
                 self.scalar(f, &mut sub).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
                 lua::rawseti(L, slot, n);
+            }
+            if fresh {
+                ffi::lua_rawset(L, t);
             }
             if s < TRACKED_SLOTS {
                 cs.counts[s] = n as u32;

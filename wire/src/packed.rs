@@ -10,11 +10,17 @@ use words::decode_words;
 /// Counts the varints in a packed run without decoding them: the number of
 /// bytes without the continuation bit. Used to pre-size the destination.
 ///
-/// Cost: one pass that LLVM vectorizes to byte adds (16 bytes per step on
-/// x86_64 and aarch64): the continuation bits of each 128-byte chunk are
-/// summed in `u8` lanes, which cannot overflow there, and subtracted from
-/// the length. A run that ends inside a varint is not an error here (the
-/// count is simply that of the complete varints); decoding reports it.
+/// Cost: each 128-byte chunk is one pass that LLVM vectorizes to byte adds
+/// (16 bytes per step on x86_64 and aarch64): its continuation bits are
+/// summed in `u8` lanes, which cannot overflow there. The rest (all of a
+/// run shorter than 128 bytes, the commonest: a handful of small values)
+/// goes by 8-byte words, one multiply summing the continuation bits of
+/// each, the last word overlapping the one before (4-byte words below 8
+/// bytes): ~7 instructions per 8 bytes and ~15 for a 4-byte run. (That
+/// rest went through the vectorized loop's 4-lane form before: ~50
+/// instructions for a 4-byte run, ~90 for 18 bytes.) A run that ends
+/// inside a varint is not an error here (the count is simply that of the
+/// complete varints); decoding reports it.
 #[inline]
 pub fn count_packed_varints(run: &[u8]) -> usize {
     let chunks = run.chunks_exact(128);
@@ -23,8 +29,44 @@ pub fn count_packed_varints(run: &[u8]) -> usize {
     for chunk in chunks {
         continuation += usize::from(chunk.iter().fold(0u8, |acc, &b| acc.wrapping_add(b >> 7)));
     }
-    continuation += tail.iter().filter(|&&b| b >= 0x80).count();
+    continuation += continuation_bytes(tail);
     run.len() - continuation
+}
+
+/// The bytes of `run` with the continuation bit set, by words: each whole
+/// 8-byte word, then the last 8 bytes with those already counted shifted
+/// out; below 8 bytes, the first and last 4 the same way; below 4, byte by
+/// byte.
+#[inline(always)]
+fn continuation_bytes(run: &[u8]) -> usize {
+    if let Some(last) = run.last_chunk::<8>() {
+        let words = run.chunks_exact(8);
+        let left = words.remainder().len();
+        let mut n = 0;
+        for w in words {
+            n += high_bits(u64::from_le_bytes(w.try_into().unwrap_or([0; 8])));
+        }
+        // `last` is `run[len - 8..]`: its low `8 - left` bytes were counted.
+        let last = u64::from_le_bytes(*last).checked_shr(8 * (8 - left) as u32).unwrap_or(0);
+        return n + high_bits(last);
+    }
+    if let (Some(a), Some(b)) = (run.first_chunk::<4>(), run.last_chunk::<4>()) {
+        // One word: `a` low, `b` high with the bytes it shares with `a`
+        // (0 to 4 of them) shifted out.
+        let shared = 8 - run.len();
+        let b = u64::from(u32::from_le_bytes(*b)) >> (8 * shared as u32);
+        return high_bits(u64::from(u32::from_le_bytes(*a)) | b << 32);
+    }
+    run.iter().map(|&x| usize::from(x >> 7)).sum()
+}
+
+/// How many of the 8 bytes of `w` have their high bit set: the bits moved
+/// to the bottom of each byte and summed by one multiply into the top byte
+/// (at most 8, so no carry crosses a byte).
+#[inline(always)]
+fn high_bits(w: u64) -> usize {
+    const LOW: u64 = 0x0101_0101_0101_0101;
+    ((w >> 7 & LOW).wrapping_mul(LOW) >> 56) as usize
 }
 
 /// An iterator over the varints of a packed run, each as `u64`.

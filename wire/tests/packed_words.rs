@@ -225,6 +225,26 @@ proptest! {
 }
 
 #[test]
+fn count_short_runs() {
+    // Every length up to 140 (words, the overlapping last word, the 4-byte
+    // and byte paths, and a 128-byte chunk before them), every position of
+    // one odd byte, and all bytes alike.
+    for len in 0..=140 {
+        for fill in [0x00u8, 0x7f, 0x80, 0xff] {
+            let run = vec![fill; len];
+            assert_eq!(count_packed_varints(&run), count_packed_varints_scalar(&run), "{len} × {fill:#x}");
+        }
+        for at in 0..len {
+            for (fill, odd) in [(0x01u8, 0x81u8), (0x81, 0x01)] {
+                let mut run = vec![fill; len];
+                run[at] = odd;
+                assert_eq!(count_packed_varints(&run), count_packed_varints_scalar(&run), "{len}, {odd:#x} at {at}");
+            }
+        }
+    }
+}
+
+#[test]
 fn count_long_runs() {
     // Chunks of 128 whose bytes are all continuation bytes (u8 lanes full).
     for len in [0, 1, 127, 128, 129, 255, 256, 257, 1000, 4096 + 3] {
