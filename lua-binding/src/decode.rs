@@ -1388,9 +1388,8 @@ impl DecodeCtx<'_> {
 
     /// [`Self::push_varint`] with the kind given (a constant at the call
     /// sites, so the match folds away). The 32-bit kinds go through
-    /// `lua_pushinteger` on every Lua: on LuaJIT it skips the NaN check
-    /// and the int-to-double step of `lua_pushnumber` (callgrind: 2.9
-    /// instructions less per packed int32 inside Tarantool).
+    /// `lua::push_small_int` (`lua_pushinteger` wherever `lua_Integer` has
+    /// 64 bits).
     ///
     /// # Safety
     /// One free stack slot (two for cdata).
@@ -1400,9 +1399,9 @@ impl DecodeCtx<'_> {
         // SAFETY: one free slot (two for cdata), the caller's contract.
         unsafe {
             match kind {
-                Kind::Int32 => ffi::lua_pushinteger(L, v as i32 as ffi::lua_Integer),
-                Kind::UInt32 => ffi::lua_pushinteger(L, v as u32 as ffi::lua_Integer),
-                Kind::SInt32 => ffi::lua_pushinteger(L, zigzag::decode_zigzag32(v as u32) as ffi::lua_Integer),
+                Kind::Int32 => lua::push_small_int(L, v as i32 as i64),
+                Kind::UInt32 => lua::push_small_int(L, v as u32 as i64),
+                Kind::SInt32 => lua::push_small_int(L, zigzag::decode_zigzag32(v as u32) as i64),
                 Kind::Int64 => self.push_64(v, true),
                 Kind::UInt64 => self.push_64(v, false),
                 Kind::SInt64 => self.push_64(zigzag::decode_zigzag64(v) as u64, true),

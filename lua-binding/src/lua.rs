@@ -98,6 +98,11 @@ pub unsafe fn string_bytes<'a>(L: *mut lua_State, idx: c_int) -> &'a [u8] {
 }
 
 /// Push a 32-bit-or-smaller integer the way this Lua represents integers.
+/// Where `lua_Integer` has 64 bits, that is `lua_pushinteger` on every Lua:
+/// on LuaJIT and 5.1 it makes the same double as `lua_pushnumber` without
+/// its NaN check (callgrind: ~3 instructions less per value). A 32-bit
+/// `lua_Integer` (32-bit LuaJIT and 5.1) would wrap uint32 values of 2^31
+/// and up, so there the value goes as a double.
 ///
 /// # Safety
 /// `L` valid with a free slot.
@@ -105,7 +110,7 @@ pub unsafe fn string_bytes<'a>(L: *mut lua_State, idx: c_int) -> &'a [u8] {
 pub unsafe fn push_small_int(L: *mut lua_State, v: i64) {
     // SAFETY: caller's contract.
     unsafe {
-        if HAS_INTEGERS {
+        if HAS_INTEGERS || size_of::<ffi::lua_Integer>() >= 8 {
             ffi::lua_pushinteger(L, v as ffi::lua_Integer);
         } else {
             ffi::lua_pushnumber(L, v as f64);
