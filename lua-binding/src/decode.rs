@@ -403,7 +403,7 @@ impl DecodeCtx<'_> {
     pub unsafe fn decode_root(&self, msg: u32) -> Result<(), CodecError> {
         let mut r = Reader::new(self.input);
         // SAFETY: forwarded contract.
-        unsafe { self.message(msg, &mut r, 1, None, false) }.map_err(|_| self.err.take())
+        unsafe { self.frame(msg, &mut r, 1, None, false) }.map_err(|_| self.err.take())
     }
 
     #[inline(always)]
@@ -414,11 +414,40 @@ impl DecodeCtx<'_> {
         }
     }
 
+    /// [`Self::message`] in the frame the plan chose for message `mi`.
+    ///
+    /// # Safety
+    /// As [`Self::message`].
+    #[inline(always)]
+    unsafe fn frame(&self, mi: u32, r: &mut Reader<'_>, depth: u32, group: Option<u32>, merge: bool) -> Res {
+        // SAFETY: forwarded; a lean plan has what `message::<true>` asks.
+        unsafe {
+            if self.plans.messages[mi as usize].lean {
+                self.message::<true>(mi, r, depth, group, merge)
+            } else {
+                self.message::<false>(mi, r, depth, group, merge)
+            }
+        }
+    }
+
     /// Decode one message body and push (or, with `merge`, fill the table
     /// already on top). `group` is the field number whose END_GROUP ends it.
-    unsafe fn message(&self, mi: u32, r: &mut Reader<'_>, depth: u32, group: Option<u32>, merge: bool) -> Res {
+    ///
+    /// `LEAN` (only for a plan with `lean` set: no oneofs, no maps, at most
+    /// `LEAN_FIELDS` fields) drops the code for oneofs and maps and sizes
+    /// the table from the field count instead of scanning the body: the
+    /// same result, in a smaller frame for small sub-messages.
+    unsafe fn message<const LEAN: bool>(
+        &self,
+        mi: u32,
+        r: &mut Reader<'_>,
+        depth: u32,
+        group: Option<u32>,
+        merge: bool,
+    ) -> Res {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
+        debug_assert!(!LEAN || plan.lean);
         if depth > self.max_depth {
             return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(r.position()))));
         }
@@ -429,7 +458,9 @@ impl DecodeCtx<'_> {
         // raw API calls run no metamethods.
         unsafe {
             if !merge {
-                let presize = presize(plan, r);
+                // Lean: every field gets a slot (at most `LEAN_FIELDS`),
+                // bounded like `presize`'s estimate for a long body.
+                let presize = if LEAN { plan.fields.len().min(r.remaining() / 2) } else { presize(plan, r) };
                 ffi::lua_createtable(L, 0, presize as c_int);
                 if self.map_mt != 0 {
                     self.set_mt(-1, self.map_mt);
@@ -516,7 +547,7 @@ impl DecodeCtx<'_> {
                                 if f.required && fi < 64 {
                                     seen_required |= 1u64 << fi;
                                 }
-                                if f.oneof != NO_ONEOF {
+                                if !LEAN && f.oneof != NO_ONEOF {
                                     self.switch_oneof(plan, t, fi, &mut oneof_cur);
                                 }
                                 if matches!(f.kind, Kind::Message | Kind::Group)
@@ -602,6 +633,10 @@ impl DecodeCtx<'_> {
                                 self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
                             }
                             continue;
+                        }
+                        Card::Map if LEAN => {
+                            // SAFETY: a lean plan has no map field (`plan::is_lean`).
+                            core::hint::unreachable_unchecked()
                         }
                         Card::Map => {
                             take_slots(L, &mut cs.taken, acc);
@@ -1333,7 +1368,7 @@ impl DecodeCtx<'_> {
                 Kind::UInt64 | Kind::Fixed64 => self.push_64(0, false),
                 Kind::Message | Kind::Group => {
                     let mut empty = Reader::new(&[]);
-                    self.message(f.sub, &mut empty, depth + 1, None, false)?;
+                    self.frame(f.sub, &mut empty, depth + 1, None, false)?;
                 }
                 _ => lua::push_small_int(L, 0),
             }
@@ -1465,10 +1500,10 @@ impl DecodeCtx<'_> {
         // SAFETY: forwarded.
         unsafe {
             if f.kind == Kind::Group {
-                self.message(f.sub, r, depth + 1, Some(number), merge)
+                self.frame(f.sub, r, depth + 1, Some(number), merge)
             } else {
                 let mut sub = r.read_len_reader().map_err(|e| self.err.set(CodecError::wire(e)))?;
-                self.message(f.sub, &mut sub, depth + 1, None, merge)
+                self.frame(f.sub, &mut sub, depth + 1, None, merge)
             }
         }
     }

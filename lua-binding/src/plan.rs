@@ -229,6 +229,21 @@ pub struct MessagePlan {
     /// 128 entries, or none when the message has no such field numbered
     /// below 16.
     pub plain_by_tag: Box<[u16]>,
+    /// Decode takes its lean frame for this message (see [`is_lean`]).
+    pub lean: bool,
+}
+
+/// Messages with at most this many fields may take decode's lean frame.
+pub const LEAN_FIELDS: usize = 4;
+
+/// Whether decode may take its lean frame for a message: no oneofs, no
+/// map fields, not itself a map entry, and at most [`LEAN_FIELDS`] fields
+/// (its table is then pre-sized for all of them without scanning the body).
+pub fn is_lean(fields: &[FieldPlan], oneofs: &[OneofPlan], is_map_entry: bool) -> bool {
+    !is_map_entry
+        && oneofs.is_empty()
+        && fields.len() <= LEAN_FIELDS
+        && fields.iter().all(|f| f.card != Card::Map && f.oneof == NO_ONEOF)
 }
 
 /// Flag of a [`MessagePlan::plain_by_tag`] entry: the field is `required`.
