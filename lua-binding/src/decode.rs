@@ -400,6 +400,7 @@ impl DecodeCtx<'_> {
     /// # Safety
     /// `L` is valid; `keys`/`helpers` index the schema's tables; the input
     /// stays anchored (it is a Lua string argument) for the call.
+    #[inline(always)]
     pub unsafe fn decode_root(&self, msg: u32) -> Result<(), CodecError> {
         let mut r = Reader::new(self.input);
         // SAFETY: forwarded contract.
