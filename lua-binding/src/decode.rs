@@ -4,9 +4,10 @@
 //! from the plan, fills a repeated field's new array on top of the stack
 //! and stores it when its run ends (encoders write a field's elements
 //! together), keeps the array (or map table) of a field met again, or of a
-//! map, in one stack slot, and pushes strings straight from the input. Frames hold only borrows and plain values, so a Lua error
-//! raised inside an API call (out of memory) can cross them safely; codec
-//! errors travel back as [`CodecError`] and are raised by the entry point.
+//! map, in one stack slot, and pushes strings straight from the input.
+//! Frames hold only borrows and plain values, so a Lua error raised inside
+//! an API call (out of memory) can cross them safely; codec errors travel
+//! back as [`CodecError`] and are raised by the entry point.
 
 use std::os::raw::c_int;
 

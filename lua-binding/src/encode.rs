@@ -199,8 +199,10 @@ const MIN_COUNTED_BATCH: usize = 3;
 
 /// Free stack slots [`EncodeCtx::encode_root`] needs from its caller: what
 /// a message reserves for itself with `lua_checkstack` at the other levels.
-/// A C function called from Lua has `LUA_MINSTACK` (20) above its
-/// arguments, and the encode entry points push at most two values first.
+/// A C function called from Lua has `LUA_MINSTACK` (20) free slots above
+/// its arguments; the encode entry points use at most 10 of them before
+/// the root message (`schema:encode` its 4 arguments and 4 tables, then
+/// the unknown-field store or a temporary buffer: see `encode_with`).
 pub const ROOT_STACK_FREE: c_int = 8;
 
 impl EncodeCtx<'_> {
@@ -966,9 +968,9 @@ impl EncodeCtx<'_> {
     /// popping each batch with one `lua_settop` (two C API calls per element
     /// instead of four). A nil is a hole: an error naming the index.
     /// With `COUNT_KEYS` (sub-message elements, strict keys, LuaJIT), each
-    /// batch of `MIN_COUNTED_BATCH` or more elements has their keys counted by one Lua call
-    /// ([`Self::count_batch_keys`]), passed to `each` as its third argument
-    /// (`usize::MAX`: not counted).
+    /// batch of `MIN_COUNTED_BATCH` or more elements has their keys counted
+    /// by one Lua call ([`Self::count_batch_keys`]), passed to `each` as its
+    /// third argument (`usize::MAX`: not counted).
     #[inline(always)]
     unsafe fn each_element<const BATCH: usize, const COUNT_KEYS: bool>(
         &self,
