@@ -1,6 +1,7 @@
 # protolua perf loop and checks. `cargo install just` to get `just`.
 
 aarch64_env := "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER='qemu-aarch64-static -L /usr/aarch64-linux-gnu'"
+all_cells := "Person/10B,Person/100B,Person/1KB,Person/10KB,Person/100KB,BenchPayload/min,BenchPayload/mid"
 
 default:
     @just --list
@@ -34,6 +35,13 @@ bench-plot:
 # The matrix on embedded Lua 5.4 (writes results/matrix-lua54.json).
 bench-lua54:
     cargo run --release -p protolua-bench --no-default-features --features lua54
+
+# The matrix with the strict-key encode floors (walk, count) timed too, on
+# LuaJIT and Lua 5.4: the lower bound a codec that must find a table's keys
+# can reach (see bench-harness/src/floor.rs). Writes results/cells-*.json.
+bench-strict:
+    PROTOLUA_BENCH_STRICT=1 PROTOLUA_BENCH_CELLS={{all_cells}} cargo run --release -p protolua-bench
+    PROTOLUA_BENCH_STRICT=1 PROTOLUA_BENCH_CELLS={{all_cells}} cargo run --release -p protolua-bench --no-default-features --features lua54
 
 # The matrix inside tarantool (Debian package) with the rock-installed module,
 # Tarantool's msgpack on the same tables as the reference column.

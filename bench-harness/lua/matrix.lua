@@ -4,7 +4,9 @@
 -- REPS, rust_allocs() (allocations, bytes so far), and optionally
 -- protolua_floors (the embedded harness), MSGPACK (Tarantool's msgpack,
 -- timed on the same tables as a reference) and CELLS (a comma-separated
--- list such as "Person/10B,BenchPayload/min": only those cells run).
+-- list such as "Person/10B,BenchPayload/min": only those cells run) and
+-- STRICT (encode rows also time the strict-key floors, walk and count:
+-- see bench-harness/src/floor.rs).
 -- Returns an array of rows.
 local M = dofile(FIXTURES .. '/matrix.lua')
 
@@ -107,9 +109,9 @@ for _, c in ipairs(cells) do
         #bytes, c.size))
     local enc, dec = c.msg.encode, c.msg.decode
     local decoded = dec(c.msg, bytes)
-    local dec_floor, enc_floor
+    local dec_floor, enc_floor, walk_floor, count_floor
     if protolua_floors then
-        dec_floor, enc_floor = protolua_floors(decoded)
+        dec_floor, enc_floor, walk_floor, count_floor = protolua_floors(decoded)
         assert(same(dec_floor(nil, bytes), decoded), c.schema .. ' ' .. c.label .. ': decode floor builds another table')
     end
     -- Tarantool's msgpack on the same Lua tables: a schema-less C codec.
@@ -130,11 +132,28 @@ for _, c in ipairs(cells) do
         if mop then rate(mop, marg, nil, 0.1) end
         -- A B A B ...: each repetition times protolua, then the floor
         -- and/or msgpack, for the same budget.
+        local strict = STRICT and fop and dir == 'encode'
+        if strict then
+            rate(walk_floor, arg, nil, 0.1)
+            rate(count_floor, arg, nil, 0.1)
+        end
         local rs, ratios, mp_ratios = {}, {}, {}
+        local walk_ratios, count_ratios, strict_ratios = {}, {}, {}
         for i = 1, REPS do
             rs[i] = rate(op, arg, c.msg, BUDGET)
-            if fop then ratios[i] = rate(fop, arg, nil, BUDGET) / rs[i] end
+            local f
+            if fop then
+                f = rate(fop, arg, nil, BUDGET)
+                ratios[i] = f / rs[i]
+            end
             if mop then mp_ratios[i] = rs[i] / rate(mop, marg, nil, BUDGET) end
+            if strict then
+                -- Each strict floor against the floor of this repetition;
+                -- protolua against the faster of the two.
+                local w, k = rate(walk_floor, arg, nil, BUDGET), rate(count_floor, arg, nil, BUDGET)
+                walk_ratios[i], count_ratios[i] = f / w, f / k
+                strict_ratios[i] = math.max(w, k) / rs[i]
+            end
         end
         local med = median(rs)
         local lo, hi = rs[1], rs[#rs]
@@ -146,6 +165,12 @@ for _, c in ipairs(cells) do
             row.floor_ratio = median(ratios)
             row.floor_ratio_spread = (ratios[#ratios] - ratios[1]) / row.floor_ratio
             row.floor_lua_bytes = allocs(fop, vargs, nil)
+        end
+        if strict then
+            row.walk_floor_ratio = median(walk_ratios)
+            row.count_floor_ratio = median(count_ratios)
+            row.strict_ratio = median(strict_ratios)
+            row.strict_ratio_spread = (strict_ratios[#strict_ratios] - strict_ratios[1]) / row.strict_ratio
         end
         if mop then
             row.msgpack_ratio = median(mp_ratios)

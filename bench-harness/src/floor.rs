@@ -11,9 +11,25 @@
 //!   copies string bytes and 8-byte numbers into a reused buffer, and makes
 //!   one Lua string. No wire format, no schema, no absent-field probes.
 //!
+//! * **Strict-key encode floors** (a lower bound for the default
+//!   `strict_keys`, reported by `PROTOLUA_BENCH_STRICT=1`): the encode
+//!   floor knows from its recorded plan which keys a table has. A codec
+//!   does not: it must find the set fields and prove that no other key is
+//!   there. The cheapest two ways through the C API, each still without a
+//!   schema, a lookup or a wire format:
+//!   - *walk floor:* every table read with `lua_next`, each key's type
+//!     checked and a string key's bytes taken (what identifies a field),
+//!     each value read as the encode floor reads it;
+//!   - *count floor:* the encode floor's reads, plus a count of each
+//!     message table's keys (arrays are not counted) the cheapest way
+//!     known: a `lua_next` loop, or on LuaJIT for tables of 6 or more
+//!     keys one `lua_pcall` of a Lua `next` loop (LuaJIT steps it by slot;
+//!     protolua counts the same way). It still skips the absent fields'
+//!     probes a real codec makes, so it is below what probing costs.
+//!
 //! `protolua_floors(t)` (a global the harness installs) returns
-//! `decode_floor, encode_floor`, both called as `f(_, arg)` like
-//! `Msg:decode(s)` / `Msg:encode(t)`.
+//! `decode_floor, encode_floor, walk_floor, count_floor`, all called as
+//! `f(_, arg)` like `Msg:decode(s)` / `Msg:encode(t)`.
 
 use std::os::raw::c_int;
 
@@ -170,12 +186,21 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
         ffi::lua_setmetatable(L, -2);
         *ud = Some(Floors { tape: rec.tape, arena: rec.arena, read, out: Vec::with_capacity(1 << 16) });
         let u = ffi::lua_gettop(L);
-        for f in [decode_floor as ffi::lua_CFunction, encode_floor] {
+        // The Lua key counter (upvalue 3).
+        let counter =
+            c"local next = next return function(t) local n = 0 for _ in next, t do n = n + 1 end return n end";
+        if ffi::luaL_loadstring(L, counter.as_ptr()) != 0 {
+            ffi::lua_error(L);
+        }
+        ffi::lua_call(L, 0, 1);
+        let counter = ffi::lua_gettop(L);
+        for f in [decode_floor as ffi::lua_CFunction, encode_floor, walk_floor, count_floor] {
             ffi::lua_pushvalue(L, u);
             ffi::lua_pushvalue(L, keys);
-            ffi::lua_pushcclosure(L, f, 2);
+            ffi::lua_pushvalue(L, counter);
+            ffi::lua_pushcclosure(L, f, 3);
         }
-        2
+        4
     }
 }
 
@@ -214,7 +239,16 @@ unsafe extern "C-unwind" fn decode_floor(L: *mut lua_State) -> c_int {
 }
 
 /// Read every value of the table at `t` along `read`, copying into `out`.
-unsafe fn read_table(L: *mut lua_State, t: c_int, read: &Read, keys: c_int, out: &mut Vec<u8>) {
+/// With `COUNT`, a message table's keys are counted too (the count floor,
+/// with the Lua counter at `counter`).
+unsafe fn read_table<const COUNT: bool>(
+    L: *mut lua_State,
+    t: c_int,
+    read: &Read,
+    keys: c_int,
+    counter: c_int,
+    out: &mut Vec<u8>,
+) {
     let Read::Record(fields) = read else { return };
     // SAFETY: `t` holds a table; each read value is popped before the next.
     unsafe {
@@ -233,9 +267,59 @@ unsafe fn read_table(L: *mut lua_State, t: c_int, read: &Read, keys: c_int, out:
                 Read::Str => out.extend_from_slice(lua::string_bytes(L, v)),
                 Read::Num => out.extend_from_slice(&ffi::lua_tonumber(L, v).to_le_bytes()),
                 Read::Bool => out.push(ffi::lua_toboolean(L, v) as u8),
-                Read::Record(_) => read_table(L, v, r, keys, out),
+                Read::Record(_) => read_table::<COUNT>(L, v, r, keys, counter, out),
             }
             ffi::lua_settop(L, v - 1);
+        }
+        // A message table (any string key, or none at all): count its keys,
+        // as strict keys must to find one that is not a field.
+        if COUNT && (fields.is_empty() || fields.iter().any(|(slot, _)| matches!(slot, Slot::Key(_)))) {
+            let mut n = 0u32;
+            if lua::IS_LUAJIT && fields.len() >= 6 {
+                ffi::lua_pushvalue(L, counter);
+                ffi::lua_pushvalue(L, t);
+                if ffi::lua_pcall(L, 1, 1, 0) == 0 {
+                    n = ffi::lua_tonumber(L, -1) as u32;
+                }
+                ffi::lua_settop(L, -2);
+            } else {
+                ffi::lua_pushnil(L);
+                while ffi::lua_next(L, t) != 0 {
+                    ffi::lua_settop(L, -2);
+                    n += 1;
+                }
+            }
+            out.push(n as u8);
+        }
+    }
+}
+
+/// Walk the table at `t` with `lua_next`: a string key's bytes are taken
+/// (as a codec identifies the field), each value read like the encode
+/// floor reads it, tables recursively.
+unsafe fn walk_table(L: *mut lua_State, t: c_int, out: &mut Vec<u8>) {
+    // SAFETY: `t` holds a table not modified during the walk; a key is read
+    // as a string only after its type is checked (lua_tolstring would
+    // convert a number key in place and break lua_next); key and value sit
+    // at `base + 1`, `base + 2`; the caller checked the stack (8 slots a
+    // level, 64 in all, more than the matrix's nesting needs).
+    unsafe {
+        let base = ffi::lua_gettop(L);
+        let (k, v) = (base + 1, base + 2);
+        ffi::lua_pushnil(L);
+        while ffi::lua_next(L, t) != 0 {
+            if ffi::lua_type(L, k) == ffi::LUA_TSTRING {
+                let key = lua::string_bytes(L, k);
+                out.push(key.len() as u8);
+            }
+            match ffi::lua_type(L, v) {
+                ffi::LUA_TSTRING => out.extend_from_slice(lua::string_bytes(L, v)),
+                ffi::LUA_TNUMBER => out.extend_from_slice(&ffi::lua_tonumber(L, v).to_le_bytes()),
+                ffi::LUA_TBOOLEAN => out.push(ffi::lua_toboolean(L, v) as u8),
+                ffi::LUA_TTABLE => walk_table(L, v, out),
+                _ => {}
+            }
+            ffi::lua_settop(L, k);
         }
     }
 }
@@ -249,7 +333,36 @@ unsafe extern "C-unwind" fn encode_floor(L: *mut lua_State) -> c_int {
         ffi::luaL_checktype(L, 2, ffi::LUA_TTABLE);
         ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
         f.out.clear();
-        read_table(L, 2, &f.read, upvalue(2), &mut f.out);
+        read_table::<false>(L, 2, &f.read, upvalue(2), upvalue(3), &mut f.out);
+        lua::push_bytes(L, &f.out);
+        1
+    }
+}
+
+/// The walk floor (strict keys): walk the input table, make one string.
+unsafe extern "C-unwind" fn walk_floor(L: *mut lua_State) -> c_int {
+    // SAFETY: as encode_floor.
+    unsafe {
+        let f = (*(ffi::lua_touserdata(L, upvalue(1)) as *mut Option<Floors>)).as_mut().expect("floors");
+        ffi::luaL_checktype(L, 2, ffi::LUA_TTABLE);
+        ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
+        f.out.clear();
+        walk_table(L, 2, &mut f.out);
+        lua::push_bytes(L, &f.out);
+        1
+    }
+}
+
+/// The count floor (strict keys): the encode floor plus a key count of
+/// each message table.
+unsafe extern "C-unwind" fn count_floor(L: *mut lua_State) -> c_int {
+    // SAFETY: as encode_floor.
+    unsafe {
+        let f = (*(ffi::lua_touserdata(L, upvalue(1)) as *mut Option<Floors>)).as_mut().expect("floors");
+        ffi::luaL_checktype(L, 2, ffi::LUA_TTABLE);
+        ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
+        f.out.clear();
+        read_table::<true>(L, 2, &f.read, upvalue(2), upvalue(3), &mut f.out);
         lua::push_bytes(L, &f.out);
         1
     }

@@ -21,7 +21,10 @@
 //! 0.5), `PROTOLUA_BENCH_REPS` (default 3), `PROTOLUA_BENCH_CELLS` (only
 //! these cells, e.g. `Person/10B,BenchPayload/min`; for profiling one cell
 //! with its floor under callgrind; the JSON then goes to
-//! `cells-<host>.json`, not over the full matrix's).
+//! `cells-<host>.json`, not over the full matrix's), `PROTOLUA_BENCH_STRICT`
+//! (set: encode rows also time the strict-key floors, walk and count, and
+//! a second table gives them against the floor and protolua against the
+//! faster of them; see [`floor`]).
 
 // `L` is the Lua state, as in the C API.
 #![allow(non_snake_case)]
@@ -138,6 +141,9 @@ fn main() -> mlua::Result<()> {
     lua.globals().set("FIXTURES", fixtures.to_str().expect("utf-8 path"))?;
     lua.globals().set("BUDGET", budget)?;
     lua.globals().set("REPS", reps)?;
+    if std::env::var_os("PROTOLUA_BENCH_STRICT").is_some() {
+        lua.globals().set("STRICT", true)?;
+    }
     let cells_only = match std::env::var("PROTOLUA_BENCH_CELLS") {
         Ok(cells) => {
             lua.globals().set("CELLS", cells)?;
@@ -150,6 +156,7 @@ fn main() -> mlua::Result<()> {
 
     let rows: Table = lua.load(include_str!("../lua/matrix.lua")).set_name("@matrix.lua").eval()?;
     let mut table = String::new();
+    let mut strict = String::new();
     let mut json = String::from("[\n");
     writeln!(
         table,
@@ -179,6 +186,18 @@ fn main() -> mlua::Result<()> {
             ratio_spread * 100.0
         )
         .unwrap();
+        if let Ok(strict_ratio) = row.get::<f64>("strict_ratio") {
+            let walk: f64 = row.get("walk_floor_ratio")?;
+            let count: f64 = row.get("count_floor_ratio")?;
+            let strict_spread: f64 = row.get("strict_ratio_spread")?;
+            writeln!(
+                strict,
+                "| {schema} | {label} | {ratio:.2} | {walk:.2} | {count:.2} | {:.2} | {strict_ratio:.2} | {:.1} % |",
+                walk.min(count),
+                strict_spread * 100.0
+            )
+            .unwrap();
+        }
         if i > 0 {
             json.push_str(",\n");
         }
@@ -198,6 +217,17 @@ fn main() -> mlua::Result<()> {
          time / floor = median over repetitions of floor msgs/s / protolua msgs/s (A B A B ...)\n"
     );
     print!("{table}");
+    if !strict.is_empty() {
+        println!(
+            "\nStrict-key encode floors (medians over the same repetitions): the walk and count floors' time \
+             against the floor's, and protolua's time against the faster strict floor's.\n"
+        );
+        println!(
+            "| message | size | protolua / floor | walk floor / floor | count floor / floor | best strict floor / floor | protolua / best strict floor | its spread |"
+        );
+        println!("|---|---|---:|---:|---:|---:|---:|---:|");
+        print!("{strict}");
+    }
     let out = root.join("results");
     std::fs::create_dir_all(&out).expect("results folder");
     let host = if cfg!(feature = "lua54") { "lua54" } else { "luajit" };
