@@ -194,7 +194,9 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
         }
         ffi::lua_call(L, 0, 1);
         let counter = ffi::lua_gettop(L);
-        for f in [decode_floor as ffi::lua_CFunction, encode_floor, walk_floor, count_floor] {
+        for f in
+            [decode_floor as ffi::lua_CFunction, encode_floor::<PLAN>, encode_floor::<WALK>, encode_floor::<PLAN_COUNT>]
+        {
             ffi::lua_pushvalue(L, u);
             ffi::lua_pushvalue(L, keys);
             ffi::lua_pushvalue(L, counter);
@@ -324,8 +326,16 @@ unsafe fn walk_table(L: *mut lua_State, t: c_int, out: &mut Vec<u8>) {
     }
 }
 
-/// The encode floor: read the input table (argument 2), make one string.
-unsafe extern "C-unwind" fn encode_floor(L: *mut lua_State) -> c_int {
+/// How an encode floor reads its input: along the recorded plan (the
+/// encode floor), walking it (the walk floor), or along the plan with a key
+/// count per message table (the count floor).
+const PLAN: u8 = 0;
+const WALK: u8 = 1;
+const PLAN_COUNT: u8 = 2;
+
+/// An encode floor: read the input table (argument 2) as `HOW` says, make
+/// one string.
+unsafe extern "C-unwind" fn encode_floor<const HOW: u8>(L: *mut lua_State) -> c_int {
     // SAFETY: as decode_floor; argument 2 must be a table shaped like the
     // sample (the harness passes the cell's table or one of its variants).
     unsafe {
@@ -333,36 +343,11 @@ unsafe extern "C-unwind" fn encode_floor(L: *mut lua_State) -> c_int {
         ffi::luaL_checktype(L, 2, ffi::LUA_TTABLE);
         ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
         f.out.clear();
-        read_table::<false>(L, 2, &f.read, upvalue(2), upvalue(3), &mut f.out);
-        lua::push_bytes(L, &f.out);
-        1
-    }
-}
-
-/// The walk floor (strict keys): walk the input table, make one string.
-unsafe extern "C-unwind" fn walk_floor(L: *mut lua_State) -> c_int {
-    // SAFETY: as encode_floor.
-    unsafe {
-        let f = (*(ffi::lua_touserdata(L, upvalue(1)) as *mut Option<Floors>)).as_mut().expect("floors");
-        ffi::luaL_checktype(L, 2, ffi::LUA_TTABLE);
-        ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
-        f.out.clear();
-        walk_table(L, 2, &mut f.out);
-        lua::push_bytes(L, &f.out);
-        1
-    }
-}
-
-/// The count floor (strict keys): the encode floor plus a key count of
-/// each message table.
-unsafe extern "C-unwind" fn count_floor(L: *mut lua_State) -> c_int {
-    // SAFETY: as encode_floor.
-    unsafe {
-        let f = (*(ffi::lua_touserdata(L, upvalue(1)) as *mut Option<Floors>)).as_mut().expect("floors");
-        ffi::luaL_checktype(L, 2, ffi::LUA_TTABLE);
-        ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
-        f.out.clear();
-        read_table::<true>(L, 2, &f.read, upvalue(2), upvalue(3), &mut f.out);
+        match HOW {
+            PLAN => read_table::<false>(L, 2, &f.read, upvalue(2), upvalue(3), &mut f.out),
+            WALK => walk_table(L, 2, &mut f.out),
+            _ => read_table::<true>(L, 2, &f.read, upvalue(2), upvalue(3), &mut f.out),
+        }
         lua::push_bytes(L, &f.out);
         1
     }
