@@ -173,6 +173,8 @@ pub struct DecodeCtx<'a> {
     pub opts: LoadOptions,
     /// Stack indices of the `__serialize = 'seq'`/`'map'` metatables given
     /// to new arrays and maps/messages (option `serialize`); 0 when off.
+    /// `seq_mt` may be left 0 with `map_mt` set: [`Self::decode_root`]
+    /// then pushes it if the general walk runs.
     pub seq_mt: c_int,
     /// See `seq_mt`.
     pub map_mt: c_int,
@@ -410,12 +412,23 @@ impl DecodeCtx<'_> {
     /// `L` is valid; `keys`/`helpers` index the schema's tables; the input
     /// stays anchored (it is a Lua string argument) for the call.
     #[inline(always)]
-    pub unsafe fn decode_root(&self, msg: u32) -> Result<(), CodecError> {
-        // SAFETY: forwarded contract.
+    ///
+    /// With `map_mt` set (option `serialize`), `seq_mt` may be 0: the
+    /// arrays' metatable is then pushed here, when the general walk is to
+    /// run (the root fast path makes no array).
+    pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecError> {
+        // SAFETY: forwarded contract; the helper table holds the arrays'
+        // metatable, pushed in the slot the entry points leave for it.
         let res = unsafe {
             match self.root_fast(msg) {
                 Some(res) => res,
-                None => self.frame(msg, &mut Reader::new(self.input), 1, None, false),
+                None => {
+                    if self.map_mt != 0 && self.seq_mt == 0 {
+                        lua::rawgeti(self.L, self.helpers, crate::host::HELPER_SEQ_MT);
+                        self.seq_mt = ffi::lua_gettop(self.L);
+                    }
+                    self.frame(msg, &mut Reader::new(self.input), 1, None, false)
+                }
             }
         };
         res.map_err(|_| self.err.take())
@@ -497,17 +510,22 @@ impl DecodeCtx<'_> {
         let presize =
             if plan.lean { plan.fields.len().min(b.len() / 2) } else { n.min(plan.fields.len().min(MAX_PRESIZE)) };
         let L = self.L;
-        // SAFETY: as in `message`: the table and its metatable fit in the
-        // slots a C function starts with, the rest is reserved after
-        // lua_createtable; each value is popped by its rawset; every
-        // `vals[..n]` was written above, a LEN value's span inside `b`.
+        // SAFETY: at most 3 slots above what the entry points use (10 at
+        // most: see `ROOT_STACK_FREE` in encode.rs): the table, then a key
+        // and a value (or the metatable; or push_cdata's constructor,
+        // which `lua_call` gives a stack of its own), all within the
+        // LUA_MINSTACK (20) a C function starts with, so no
+        // `lua_checkstack` (`message` reserves after lua_createtable
+        // because a GC step there may shrink the stack; LuaJIT and 5.1
+        // halve it only while under a quarter is in use, which leaves
+        // more than a quarter of the old size, over 23 slots, free; 5.4
+        // keeps every C call's 20). Each value is popped by its rawset;
+        // every `vals[..n]` was written above, a LEN value's span inside
+        // `b`.
         unsafe {
             ffi::lua_createtable(L, 0, presize as c_int);
             if self.map_mt != 0 {
                 self.set_mt(-1, self.map_mt);
-            }
-            if ffi::lua_checkstack(L, 2 + 9) == 0 {
-                return Some(Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, Some(0)))));
             }
             for v in &vals[..n] {
                 let v = v.assume_init_ref();
