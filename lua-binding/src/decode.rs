@@ -411,11 +411,11 @@ impl DecodeCtx<'_> {
     /// # Safety
     /// `L` is valid; `keys`/`helpers` index the schema's tables; the input
     /// stays anchored (it is a Lua string argument) for the call.
-    #[inline(always)]
     ///
     /// With `map_mt` set (option `serialize`), `seq_mt` may be 0: the
     /// arrays' metatable is then pushed here, when the general walk is to
     /// run (the root fast path makes no array).
+    #[inline(always)]
     pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecError> {
         // SAFETY: forwarded contract; the helper table holds the arrays'
         // metatable, pushed in the slot the entry points leave for it.
