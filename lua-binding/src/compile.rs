@@ -13,7 +13,7 @@ use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescr
 use crate::features::{self, Presence, Resolver};
 use crate::plan::{
     Card, DENSE_LIMIT, DefaultValue, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, NOT_PLAIN, OneofPlan, Plans,
-    is_lean, plain_by_tag, plain_wire_of,
+    is_lean, plain_by_number, plain_by_tag, plain_wire_of,
 };
 
 /// Parse a serialized `FileDescriptorSet` and compile it.
@@ -198,11 +198,13 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
             fields.iter().enumerate().filter(|(_, f)| f.required).map(|(i, _)| i as u16).collect();
         let required_mask =
             if required.iter().all(|&i| i < 64) { required.iter().fold(0u64, |m, &i| m | 1 << i) } else { 0 };
+        let by_tag = plain_by_tag(&fields, &plans.enums);
         plans.messages.push(MessagePlan {
             full_name: m.full_name().into(),
             required,
             required_mask,
-            plain_by_tag: plain_by_tag(&fields, &plans.enums),
+            plain_by_number: plain_by_number(&fields, &by_tag),
+            plain_by_tag: by_tag,
             lean: is_lean(&fields, &oneofs, m.is_map_entry()),
             fields: fields.into_boxed_slice(),
             dense: dense.into_boxed_slice(),

@@ -9,6 +9,7 @@
 //! an API call (out of memory) can cross them safely; codec errors travel
 //! back as [`CodecError`] and are raised by the entry point.
 
+use std::mem::MaybeUninit;
 use std::os::raw::c_int;
 
 use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
@@ -17,8 +18,8 @@ use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, MissingSet};
 use crate::host::ModuleState;
 use crate::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
-use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED, Plans};
-use crate::schema::DefaultsMode;
+use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED, PlainTag, Plans};
+use crate::schema::{DefaultsMode, LoadOptions};
 
 /// Repeated-field element counts kept in a frame-local array; fields whose
 /// slot is beyond this ask Lua for the length instead.
@@ -133,6 +134,27 @@ fn scan_value(b: &[u8], p: usize, wt: u8) -> Option<usize> {
     (end <= b.len()).then_some(end)
 }
 
+/// Most fields the root fast path reads before it makes the table (see
+/// `DecodeCtx::root_fast`).
+const FAST_FIELDS: usize = SCAN_PRESIZE / 2;
+
+/// A field the root fast path has read, to be stored once its table is
+/// made (see `DecodeCtx::root_fast`).
+#[derive(Clone, Copy)]
+struct Pending {
+    /// The field's key id.
+    key: i32,
+    /// Its index in the plan's `fields`.
+    fi: u8,
+    /// Its kind.
+    kind: Kind,
+    /// The value's bits as read (varint, fixed32 or fixed64), or where a
+    /// LEN value's bytes start.
+    x: u64,
+    /// The input position after the value.
+    end: usize,
+}
+
 /// Everything a decode needs besides the input.
 pub struct DecodeCtx<'a> {
     /// The Lua state.
@@ -143,28 +165,16 @@ pub struct DecodeCtx<'a> {
     pub keys: c_int,
     /// Index of the int64 helper table (LuaJIT).
     pub helpers: c_int,
-    /// Nesting limit.
-    pub max_depth: u32,
     /// Where the walk records its error.
     pub err: ErrSlot,
-    /// Keep unknown fields (in the [`crate::unknown`] store).
-    pub keep_unknown: bool,
-    /// Fail on absent proto2 `required` fields.
-    pub check_required: bool,
     /// The whole input (unknown-field spans are offsets into it).
     pub input: &'a [u8],
-    /// Enum values as numbers instead of names.
-    pub enums_as_number: bool,
-    /// How 64-bit integers come out.
-    pub int64: Int64Mode,
-    /// Check UTF-8 where the schema asks for it.
-    pub utf8: bool,
-    /// Absent repeated/map fields decode as empty tables.
-    pub empty: bool,
-    /// Defaults for absent singular fields.
-    pub defaults: DefaultsMode,
+    /// The options in force (the schema's, or the call's).
+    pub opts: LoadOptions,
     /// Stack indices of the `__serialize = 'seq'`/`'map'` metatables given
     /// to new arrays and maps/messages (option `serialize`); 0 when off.
+    /// `seq_mt` may be left 0 with `map_mt` set: [`Self::decode_root`]
+    /// then pushes it if the general walk runs.
     pub seq_mt: c_int,
     /// See `seq_mt`.
     pub map_mt: c_int,
@@ -401,11 +411,151 @@ impl DecodeCtx<'_> {
     /// # Safety
     /// `L` is valid; `keys`/`helpers` index the schema's tables; the input
     /// stays anchored (it is a Lua string argument) for the call.
+    ///
+    /// With `map_mt` set (option `serialize`), `seq_mt` may be 0: the
+    /// arrays' metatable is then pushed here, when the general walk is to
+    /// run (the root fast path makes no array).
     #[inline(always)]
-    pub unsafe fn decode_root(&self, msg: u32) -> Result<(), CodecError> {
-        let mut r = Reader::new(self.input);
-        // SAFETY: forwarded contract.
-        unsafe { self.frame(msg, &mut r, 1, None, false) }.map_err(|_| self.err.take())
+    pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecError> {
+        // SAFETY: forwarded contract; the helper table holds the arrays'
+        // metatable, pushed in the slot the entry points leave for it.
+        let res = unsafe {
+            match self.root_fast(msg) {
+                Some(res) => res,
+                None => {
+                    if self.map_mt != 0 && self.seq_mt == 0 {
+                        lua::rawgeti(self.L, self.helpers, crate::host::HELPER_SEQ_MT);
+                        self.seq_mt = ffi::lua_gettop(self.L);
+                    }
+                    self.frame(msg, &mut Reader::new(self.input), 1, None, false)
+                }
+            }
+        };
+        res.map_err(|_| self.err.take())
+    }
+
+    /// The root fast path: a short input (at most [`SCAN_PRESIZE`] bytes)
+    /// made only of plain fields with one-byte tags
+    /// ([`MessagePlan::plain_by_number`]), at most [`FAST_FIELDS`] of
+    /// them, is read whole before its table is made, so that the table is
+    /// sized from the fields read instead of a scan of the body. The table
+    /// then gets the same size, the same keys and values in the same
+    /// order, through the same Lua calls as [`Self::message`] gives it.
+    /// `None`, with nothing pushed: anything else (another tag, a bad
+    /// value, an option with work after the fields), for [`Self::frame`]
+    /// to decode from the start, which also reports any error.
+    ///
+    /// # Safety
+    /// As [`Self::decode_root`].
+    #[inline(always)]
+    unsafe fn root_fast(&self, mi: u32) -> Option<Res> {
+        let plan: &MessagePlan = &self.plans.messages[mi as usize];
+        let b = self.input;
+        if b.len() > SCAN_PRESIZE
+            || self.opts.max_depth == 0
+            || self.opts.defaults != DefaultsMode::None
+            || (self.opts.empty && plan.n_slots != 0)
+        {
+            return None;
+        }
+        // 16 entries when there are any.
+        let by_number: &[PlainTag; 16] = plan.plain_by_number.as_ref().try_into().ok()?;
+        let mut vals = [MaybeUninit::<Pending>::uninit(); FAST_FIELDS];
+        let (mut n, mut p, mut seen_required) = (0usize, 0usize, 0u64);
+        while let Some(&b0) = b.get(p) {
+            if b0 >= 0x80 {
+                return None;
+            }
+            let e = &by_number[usize::from(b0 >> 3)];
+            if e.wire != b0 & 7 || n == FAST_FIELDS {
+                return None;
+            }
+            // The value's bits (a LEN value's start) and its end; the
+            // kind's conversion is left to the push below.
+            let (x, end) = match e.wire {
+                0 => scan_varint(b, p + 1)?,
+                2 => {
+                    let (len, q) = match b.get(p + 1) {
+                        Some(&l) if l < 0x80 => (usize::from(l), p + 2),
+                        _ => {
+                            let (len, q) = scan_varint(b, p + 1)?;
+                            (usize::try_from(len).ok()?, q)
+                        }
+                    };
+                    let end = q.checked_add(len)?;
+                    let s = b.get(q..end)?;
+                    if e.utf8 && self.opts.utf8 && utf8::validate_utf8(s, q).is_err() {
+                        return None;
+                    }
+                    (q as u64, end)
+                }
+                5 => {
+                    let s = b.get(p + 1..p + 5)?;
+                    (u64::from(u32::from_le_bytes(s.try_into().ok()?)), p + 5)
+                }
+                _ => {
+                    let s = b.get(p + 1..p + 9)?;
+                    (u64::from_le_bytes(s.try_into().ok()?), p + 9)
+                }
+            };
+            if e.required {
+                seen_required |= 1u64 << e.fi;
+            }
+            vals[n].write(Pending { key: e.key_id, fi: e.fi, kind: e.kind, x, end });
+            n += 1;
+            p = end;
+        }
+        // `message`'s pre-size for this body: a lean plan's, or the scan's
+        // count (every field here, up to the cap).
+        let presize =
+            if plan.lean { plan.fields.len().min(b.len() / 2) } else { n.min(plan.fields.len().min(MAX_PRESIZE)) };
+        let L = self.L;
+        // SAFETY: at most 3 slots above what the entry points use (10 at
+        // most: see `ROOT_STACK_FREE` in encode.rs): the table, then a key
+        // and a value (or the metatable; or push_cdata's constructor,
+        // which `lua_call` gives a stack of its own), all within the
+        // LUA_MINSTACK (20) a C function starts with, so no
+        // `lua_checkstack` (`message` reserves after lua_createtable
+        // because a GC step there may shrink the stack; LuaJIT and 5.1
+        // halve it only while under a quarter is in use, which leaves
+        // more than a quarter of the old size, over 23 slots, free; 5.4
+        // keeps every C call's 20). Each value is popped by its rawset;
+        // every `vals[..n]` was written above, a LEN value's span inside
+        // `b`.
+        unsafe {
+            ffi::lua_createtable(L, 0, presize as c_int);
+            if self.map_mt != 0 {
+                self.set_mt(-1, self.map_mt);
+            }
+            for v in &vals[..n] {
+                let v = v.assume_init_ref();
+                self.push_key(v.key);
+                let x = v.x;
+                match v.kind {
+                    Kind::String | Kind::Bytes => lua::push_bytes(L, b.get_unchecked(x as usize..v.end)),
+                    Kind::Fixed32 => lua::push_small_int(L, x as u32 as i64),
+                    Kind::SFixed32 => lua::push_small_int(L, x as u32 as i32 as i64),
+                    Kind::Float => lua::push_number(L, f32::from_bits(x as u32) as f64),
+                    Kind::Fixed64 => self.push_64(x, false),
+                    Kind::SFixed64 => self.push_64(x, true),
+                    Kind::Double => lua::push_number(L, f64::from_bits(x)),
+                    // The varint kinds as `push_varint_as` pushes them.
+                    Kind::Int32 => lua::push_small_int(L, x as i32 as i64),
+                    Kind::UInt32 => lua::push_small_int(L, x as u32 as i64),
+                    Kind::SInt32 => lua::push_small_int(L, zigzag::decode_zigzag32(x as u32) as i64),
+                    Kind::Bool => lua::push_bool(L, x != 0),
+                    // The rest (a plain field is no message or group).
+                    _ => self.push_varint(&plan.fields[usize::from(v.fi)], x),
+                }
+                ffi::lua_rawset(L, -3);
+            }
+            let all = plan.required_mask;
+            if self.opts.check_required && !plan.required.is_empty() && (all == 0 || seen_required & all != all) {
+                let t = ffi::lua_gettop(L);
+                return Some(self.check_required(mi, plan, t, seen_required, false, b.len()));
+            }
+        }
+        Some(Ok(()))
     }
 
     #[inline(always)]
@@ -450,8 +600,8 @@ impl DecodeCtx<'_> {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
         debug_assert!(!LEAN || plan.lean);
-        if depth > self.max_depth {
-            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(r.position()))));
+        if depth > self.opts.max_depth {
+            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.opts.max_depth), Some(r.position()))));
         }
         // SAFETY: (whole body) every stack index used is `t`, its container
         // and accumulator slots, or temporaries, reserved by lua_checkstack below
@@ -675,16 +825,19 @@ impl DecodeCtx<'_> {
             // All seen (the common case): no call. Otherwise (or when the
             // seen-set does not cover them) the full check names the missing.
             let all = plan.required_mask;
-            if self.check_required && !plan.required.is_empty() && (merge || all == 0 || seen_required & all != all) {
+            if self.opts.check_required
+                && !plan.required.is_empty()
+                && (merge || all == 0 || seen_required & all != all)
+            {
                 self.check_required(mi, plan, t, seen_required, merge, r.position())?;
             }
             if run.end != run.start {
                 self.flush_unknown(&mut run, acc);
             }
-            if self.empty && plan.n_slots != 0 {
+            if self.opts.empty && plan.n_slots != 0 {
                 self.make_empty_containers(plan, t, &cs);
             }
-            if self.defaults != DefaultsMode::None && !plan.is_map_entry {
+            if self.opts.defaults != DefaultsMode::None && !plan.is_map_entry {
                 self.apply_defaults(mi, plan, t);
             }
             if run.pieces != 0 {
@@ -730,7 +883,7 @@ impl DecodeCtx<'_> {
     /// Keep `start..end` of the input as unknown-field bytes.
     #[inline]
     unsafe fn note_unknown(&self, run: &mut UnknownRun, acc: c_int, start: usize, end: usize) {
-        if !self.keep_unknown {
+        if !self.opts.keep_unknown {
             return;
         }
         if run.end == start && run.start != run.end {
@@ -849,7 +1002,7 @@ impl DecodeCtx<'_> {
                 lua::rawseti(L, self.keys, KEYS_DEFAULTS_CACHE);
             }
             let cache = base + 1;
-            let variant = self.enums_as_number as i64 | (self.int64 as i64) << 1;
+            let variant = self.opts.enums_as_number as i64 | (self.opts.int64 as i64) << 1;
             let slot = (mi as i64 * 8 + variant) * 2 + 1;
             if lua::rawgeti(L, cache, slot) != ffi::LUA_TTABLE {
                 ffi::lua_pop(L, 1);
@@ -868,7 +1021,7 @@ impl DecodeCtx<'_> {
                 lua::rawseti(L, cache, slot);
             }
             let d = base + 2;
-            if self.defaults == DefaultsMode::Metatable {
+            if self.opts.defaults == DefaultsMode::Metatable {
                 lua::rawgeti(L, cache, slot + 1);
                 ffi::lua_setmetatable(L, t);
             } else {
@@ -1011,7 +1164,7 @@ impl DecodeCtx<'_> {
                     let n = self.next_index(fi, f, t, cs, 0);
                     self.push_enum(f, v);
                     lua::rawseti(L, cs.slot, n);
-                } else if self.keep_unknown {
+                } else if self.opts.keep_unknown {
                     if run.start != run.end {
                         self.flush_unknown(run, acc);
                     }
@@ -1032,11 +1185,11 @@ impl DecodeCtx<'_> {
     /// Skip an unknown (or mistyped) field.
     #[inline]
     fn skip(&self, r: &mut Reader<'_>, tag: Tag, depth: u32) -> Res {
-        r.skip_field(tag, self.max_depth.saturating_sub(depth)).map_err(|e| {
+        r.skip_field(tag, self.opts.max_depth.saturating_sub(depth)).map_err(|e| {
             // pbwire counts the levels left; the user set the whole limit.
             let e = match e.kind() {
                 pbwire::ErrorKind::DepthLimitExceeded(_) => {
-                    CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(e.offset()))
+                    CodecError::new(ErrorKind::DepthLimit(self.opts.max_depth), Some(e.offset()))
                 }
                 _ => CodecError::wire(e),
             };
@@ -1290,8 +1443,8 @@ impl DecodeCtx<'_> {
         let entry = &self.plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
         let mut er = r.read_len_reader().map_err(|e| self.err.set(CodecError::wire(e)))?;
-        if depth + 1 > self.max_depth {
-            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.max_depth), Some(er.position()))));
+        if depth + 1 > self.opts.max_depth {
+            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.opts.max_depth), Some(er.position()))));
         }
         // SAFETY: two slots (key, value) plus temporaries are within the
         // reserve of the enclosing message frame (checkstack + 8).
@@ -1462,21 +1615,21 @@ impl DecodeCtx<'_> {
         // SAFETY: one free slot (two for cdata), reserved by the frame.
         unsafe {
             if let Some(tt) = &self.module.tarantool {
-                match self.int64 {
+                match self.opts.int64 {
                     Int64Mode::Auto if signed => return tt.push_i64(self.L, v as i64),
                     Int64Mode::Auto => return tt.push_u64(self.L, v),
                     Int64Mode::Cdata => return tt.push_cdata(self.L, v, signed),
                     _ => {}
                 }
             }
-            if self.int64 == Int64Mode::Auto {
+            if self.opts.int64 == Int64Mode::Auto {
                 if signed {
                     int64::push_i64(self.L, v as i64, self.helpers)
                 } else {
                     int64::push_u64(self.L, v, self.helpers)
                 }
             } else {
-                int64::push_with_mode(self.L, v, signed, self.int64, self.helpers)
+                int64::push_with_mode(self.L, v, signed, self.opts.int64, self.helpers)
             }
         }
     }
@@ -1485,7 +1638,7 @@ impl DecodeCtx<'_> {
     unsafe fn push_enum(&self, f: &FieldPlan, v: i32) {
         // SAFETY: one free slot; key ids in range by construction.
         unsafe {
-            if self.enums_as_number {
+            if self.opts.enums_as_number {
                 lua::push_small_int(self.L, v as i64);
                 return;
             }
@@ -1552,7 +1705,7 @@ impl DecodeCtx<'_> {
     #[inline(always)]
     unsafe fn string(&self, f: &FieldPlan, r: &mut Reader<'_>) -> Res {
         let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
-        if f.utf8 && self.utf8 {
+        if f.utf8 && self.opts.utf8 {
             utf8::validate_utf8(bytes, r.position() - bytes.len()).map_err(|e| self.err.set(CodecError::wire(e)))?;
         }
         // SAFETY: one free slot (the caller's contract).

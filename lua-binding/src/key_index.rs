@@ -149,6 +149,7 @@ mod tests {
                 required: Box::new([]),
                 required_mask: 0,
                 plain_by_tag: Box::new([]),
+                plain_by_number: Box::new([]),
                 lean: false,
             }],
             enums: vec![],

@@ -255,6 +255,7 @@ pub unsafe extern "C-unwind" fn temp_buffers_gc(L: *mut lua_State) -> c_int {
 ///
 /// # Safety
 /// As [`encode_with`].
+#[inline(always)]
 pub unsafe fn decode_with(
     L: *mut lua_State,
     inner: &SchemaInner,
@@ -278,29 +279,23 @@ pub unsafe fn decode_with(
         // options, known from the stack height without asking its type.
         let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "decode") };
         let bytes = lua::string_bytes(L, s);
-        let (seq_mt, map_mt) = if o.serialize {
-            lua::rawgeti(L, helpers, crate::host::HELPER_SEQ_MT);
+        // The arrays' metatable only if the general walk runs (see
+        // `DecodeCtx::decode_root`).
+        let map_mt = if o.serialize {
             lua::rawgeti(L, helpers, crate::host::HELPER_MAP_MT);
-            (ffi::lua_gettop(L) - 1, ffi::lua_gettop(L))
+            ffi::lua_gettop(L)
         } else {
-            (0, 0)
+            0
         };
-        let ctx = DecodeCtx {
+        let mut ctx = DecodeCtx {
             L,
             plans: &inner.plans,
             keys,
             helpers,
-            max_depth: o.max_depth,
             err: crate::error::ErrSlot::new(),
-            keep_unknown: o.keep_unknown,
-            check_required: o.check_required,
             input: bytes,
-            enums_as_number: o.enums_as_number,
-            int64: o.int64,
-            utf8: o.utf8,
-            empty: o.empty,
-            defaults: o.defaults,
-            seq_mt,
+            opts: o,
+            seq_mt: 0,
             map_mt,
             module: &inner.module,
         };

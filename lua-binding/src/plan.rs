@@ -229,6 +229,10 @@ pub struct MessagePlan {
     /// 128 entries, or none when the message has no such field numbered
     /// below 16.
     pub plain_by_tag: Box<[u16]>,
+    /// The fields of [`Self::plain_by_tag`] again, indexed by field number
+    /// (16 entries, or none when that table has none), with what decode's
+    /// root fast path needs of them (see [`PlainTag`]).
+    pub plain_by_number: Box<[PlainTag]>,
     /// Decode takes its lean frame for this message (see [`is_lean`]).
     pub lean: bool,
 }
@@ -244,6 +248,50 @@ pub fn is_lean(fields: &[FieldPlan], oneofs: &[OneofPlan], is_map_entry: bool) -
         && oneofs.is_empty()
         && fields.len() <= LEAN_FIELDS
         && fields.iter().all(|f| f.card != Card::Map && f.oneof == NO_ONEOF)
+}
+
+/// One entry of [`MessagePlan::plain_by_number`]: a plain (or plain but
+/// `required`) field numbered below 16, or none.
+#[derive(Clone, Copy, Debug)]
+pub struct PlainTag {
+    /// The field's key id (0 for no field).
+    pub key_id: i32,
+    /// The wire type bits of the field's tag; [`NOT_PLAIN`] for no field.
+    pub wire: u8,
+    /// Index of the field in `fields` (below 16: fields are sorted by
+    /// number).
+    pub fi: u8,
+    /// The field's kind.
+    pub kind: Kind,
+    /// The field is `required`.
+    pub required: bool,
+    /// Check the UTF-8 of its values ([`FieldPlan::utf8`]).
+    pub utf8: bool,
+}
+
+/// An empty [`PlainTag`].
+const NO_PLAIN_TAG: PlainTag =
+    PlainTag { key_id: 0, wire: NOT_PLAIN, fi: 0, kind: Kind::Bool, required: false, utf8: false };
+
+/// [`MessagePlan::plain_by_number`] for `fields` and their `plain_by_tag`.
+pub fn plain_by_number(fields: &[FieldPlan], plain_by_tag: &[u16]) -> Box<[PlainTag]> {
+    if plain_by_tag.is_empty() {
+        return Box::new([]);
+    }
+    let mut table = [NO_PLAIN_TAG; 16];
+    for (tag, &e) in plain_by_tag.iter().enumerate().filter(|&(_, &e)| e != 0) {
+        let fi = usize::from(e & !PLAIN_REQUIRED) - 1;
+        let f = &fields[fi];
+        table[tag >> 3] = PlainTag {
+            key_id: f.key_id,
+            wire: tag as u8 & 7,
+            fi: fi as u8,
+            kind: f.kind,
+            required: e & PLAIN_REQUIRED != 0,
+            utf8: f.utf8,
+        };
+    }
+    Box::new(table)
 }
 
 /// Flag of a [`MessagePlan::plain_by_tag`] entry: the field is `required`.

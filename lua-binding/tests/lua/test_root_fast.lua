@@ -1,0 +1,173 @@
+-- decode's root fast path (DecodeCtx::root_fast in src/decode.rs): an input
+-- of at most 64 bytes made only of plain singular fields with one-byte tags
+-- is read whole before its table is made. Each test decodes such an input
+-- (the fast path) and the same fields where the fast path must give up: an
+-- unknown field after them (dropped with `unknown = 'drop'`), or more than
+-- 64 bytes. Both must give the same table, and the same error. Lua 5.1
+-- compatible.
+
+local unhex, tag, varint = T.unhex, T.tag, T.varint
+local ALL = 'protolua.test.AllTypes'
+
+-- An unknown field (number 999, varint): never a plain tag.
+local UNKNOWN = tag(999, 0) .. varint(1)
+
+-- Decode `bin` both ways and check both against `want`.
+local function both_ways(M, bin, want, opts)
+    assert(#bin <= 64, 'the fast path needs at most 64 bytes')
+    local o = { unknown = 'drop' }
+    for k, v in pairs(opts or {}) do o[k] = v end
+    local fast = M:decode(bin, o)
+    local slow = M:decode(bin .. UNKNOWN, o)
+    T.eq(fast, want, 'fast path')
+    T.eq(slow, want, 'general path')
+    return fast
+end
+
+-- The error of `bin` and of `bin` padded past 64 bytes by `pad` (fields
+-- after the bad one, never reached): the same message.
+local function same_error(M, needle, bin, pad)
+    assert(#bin <= 64 and #bin + #pad > 64)
+    local fast = T.raises(needle, M.decode, M, bin)
+    local slow = T.raises(needle, M.decode, M, bin .. pad)
+    T.eq(fast, slow, 'error')
+    return fast
+end
+
+local function str(n, s) return tag(n, 2) .. varint(#s) .. s end
+local function vint(n, v) return tag(n, 0) .. varint(v) end
+
+T.test('root fast path: every scalar kind as the general path decodes it', function()
+    local M = T.schema('alltypes3.fds'):message(ALL)
+    -- f_int32 = -1 (10 bytes), f_int64 = 2^40, f_uint32 = 2^32 - 1,
+    -- f_uint64 = 300, f_sint32 = -3, f_sint64 = 5.
+    local ints = vint(1, 0) .. unhex('08 ffffffffffffffffff01') .. vint(2, 2 ^ 40) .. vint(3, 2 ^ 32 - 1)
+        .. vint(4, 300) .. vint(5, 5) .. vint(6, 10)
+    both_ways(M, ints, {
+        f_int32 = -1, f_int64 = T.i64('1099511627776'), f_uint32 = 4294967295,
+        f_uint64 = T.u64('300'), f_sint32 = -3, f_sint64 = T.i64('5'),
+    })
+    -- fixed32, fixed64, sfixed32, sfixed64, float, double, bool.
+    local fixed = unhex('3d 78563412  41 0100000000000000  4d feffffff  51 fdffffffffffffff'
+        .. '  5d 0000c03f  61 000000000000f83f  68 01')
+    both_ways(M, fixed, {
+        f_fixed32 = 0x12345678, f_fixed64 = T.u64('1'), f_sfixed32 = -2, f_sfixed64 = T.i64('-3'),
+        f_float = 1.5, f_double = 1.5, f_bool = true,
+    })
+    -- string and bytes, the string with a multi-byte character, and a
+    -- 2-byte length (130 bytes would pass 64: 60 bytes of bytes instead).
+    local long = string.rep('z', 60)
+    both_ways(M, str(14, 'h\195\169') .. str(15, '\0\255'), { f_string = 'h\195\169', f_bytes = '\0\255' })
+    both_ways(M, str(15, long), { f_bytes = long })
+    -- Empty strings and zeros are stored as on the wire.
+    both_ways(M, str(14, '') .. vint(1, 0) .. vint(13, 0), { f_string = '', f_int32 = 0, f_bool = false })
+end)
+
+T.test('root fast path: int64 options', function()
+    local M = T.schema('alltypes3.fds'):message(ALL)
+    local bin = vint(2, 2 ^ 40) .. vint(4, 7) .. unhex('41 0100000000000000  51 fdffffffffffffff')
+    both_ways(M, bin, { f_int64 = '1099511627776', f_uint64 = '7', f_fixed64 = '1', f_sfixed64 = '-3' },
+        { int64 = 'string' })
+    both_ways(M, bin, { f_int64 = 2 ^ 40, f_uint64 = 7, f_fixed64 = 1, f_sfixed64 = -3 }, { int64 = 'number' })
+    if T.is_luajit then
+        local fast = M:decode(bin, { int64 = 'cdata' })
+        local slow = M:decode(bin .. UNKNOWN, { int64 = 'cdata', unknown = 'drop' })
+        for k, want in pairs({ f_int64 = '1099511627776LL', f_uint64 = '7ULL', f_fixed64 = '1ULL', f_sfixed64 = '-3LL' }) do
+            T.eq(tostring(fast[k]), want, k)
+            T.eq(tostring(slow[k]), want, k)
+        end
+    end
+end)
+
+T.test('root fast path: the last of a repeated singular field wins; 32 fields', function()
+    local M = T.schema('alltypes3.fds'):message(ALL)
+    both_ways(M, vint(1, 1) .. str(14, 'a') .. vint(1, 2) .. str(14, 'b'), { f_int32 = 2, f_string = 'b' })
+    -- 32 two-byte fields: 64 bytes, the most the fast path takes.
+    local bin = string.rep(vint(1, 1), 31) .. vint(1, 9)
+    T.eq(#bin, 64)
+    T.eq(M:decode(bin), { f_int32 = 9 })
+    T.eq(M:decode(bin .. vint(1, 8)), { f_int32 = 8 })
+end)
+
+T.test('root fast path: a small message (lean plan) and Person', function()
+    local N = T.schema('alltypes3.fds'):message(ALL .. '.Nested')
+    both_ways(N, vint(1, 7) .. str(2, 'x'), { a = 7, b = 'x' })
+    local P = T.schema('hello.fds'):message('hello.Person')
+    both_ways(P, str(1, 'Alice') .. vint(2, 30), { name = 'Alice', age = 30 })
+    -- A field the fast path does not take (repeated, sub-message) first,
+    -- in the middle, last: the general path decodes the whole input.
+    T.eq(P:decode(str(3, 'a@b') .. str(1, 'A')), { emails = { 'a@b' }, name = 'A' })
+    T.eq(P:decode(str(1, 'A') .. str(4, str(2, 'c')) .. vint(2, 3)), { name = 'A', age = 3, address = { city = 'c' } })
+    T.eq(P:decode(str(1, 'A') .. vint(2, 3) .. str(3, 'e')), { name = 'A', age = 3, emails = { 'e' } })
+    -- The wrong wire type for a plain field: an unknown field (kept).
+    local odd = str(1, 'A') .. tag(2, 2) .. varint(1) .. 'x'
+    T.eq(P:decode(odd, { unknown = 'drop' }), { name = 'A' })
+    T.eq(P:encode(P:decode(odd)), odd)
+end)
+
+T.test('root fast path: open enums (names, unknown numbers, enums = number)', function()
+    -- message M { E e = 1; string s = 2; } enum E { E_A = 0; E_B = 1; }
+    local function len(n, s) return tag(n, 2) .. varint(#s) .. s end
+    local enum = len(1, 'E') .. len(2, len(1, 'E_A') .. vint(2, 0)) .. len(2, len(1, 'E_B') .. vint(2, 1))
+    local function field(name, number, ty, tyname)
+        return len(2, len(1, name) .. vint(3, number) .. vint(4, 1) .. vint(5, ty) .. (tyname and len(6, tyname) or ''))
+    end
+    local msg = len(1, 'M') .. field('e', 1, 14, '.E') .. field('s', 2, 9)
+    local fds = len(1, len(1, 'e.proto') .. len(4, msg) .. len(5, enum) .. len(12, 'proto3'))
+    local M = protolua.load(fds):message('M')
+    both_ways(M, vint(1, 1) .. str(2, 'x'), { e = 'E_B', s = 'x' })
+    both_ways(M, vint(1, 7), { e = 7 })
+    both_ways(M, vint(1, 1), { e = 1 }, { enums = 'number' })
+end)
+
+T.test('root fast path: proto2 required fields', function()
+    local B = T.schema('proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    both_ways(B, vint(1, 1) .. str(2, 'n'), { id = 1, name = 'n' })
+    -- A missing required field: the fast path's own check.
+    local pre = 'protolua: decode proto2_basic.BenchPayload: missing required field '
+    T.eq(select(2, pcall(B.decode, B, vint(1, 1))), pre .. 'name of proto2_basic.BenchPayload at byte 2')
+    T.eq(select(2, pcall(B.decode, B, str(2, 'n'))), pre .. 'id of proto2_basic.BenchPayload at byte 3')
+    T.raises('missing required field name', B.decode, B, vint(1, 1) .. UNKNOWN)
+    T.eq(B:decode(vint(1, 1), { required = false }), { id = 1 })
+    -- Optional fields with defaults: only with option defaults, which the
+    -- fast path leaves to the general one.
+    T.eq(B:decode(vint(1, 1) .. str(2, 'n'), { defaults = 'values' }).note, 'hello')
+end)
+
+T.test('root fast path: errors are the general path\'s', function()
+    local M = T.schema('alltypes3.fds'):message(ALL)
+    local pad = string.rep(vint(1, 1), 40)
+    -- Invalid UTF-8 in a proto3 string, with and without the check.
+    same_error(M, 'UTF-8', vint(1, 1) .. str(14, '\255'), pad)
+    T.eq(M:decode(str(14, '\255'), { utf8 = false }), { f_string = '\255' })
+    -- Truncated values (a varint, a LEN past the end, fixed32, fixed64)
+    -- and a bad tag after a good field: the messages the general path
+    -- gave before the fast path existed.
+    local pre = 'protolua: decode protolua.test.AllTypes: '
+    T.eq(select(2, pcall(M.decode, M, unhex('0801 0880'))), pre .. 'field f_int32: truncated input at byte 3')
+    T.eq(select(2, pcall(M.decode, M, unhex('72 05 6162'))),
+        pre .. 'field f_string: length 5 exceeds the 2 bytes remaining at byte 1')
+    T.eq(select(2, pcall(M.decode, M, unhex('3d 0102'))), pre .. 'field f_fixed32: truncated input at byte 1')
+    T.eq(select(2, pcall(M.decode, M, unhex('41 01020304'))), pre .. 'field f_fixed64: truncated input at byte 1')
+    T.eq(select(2, pcall(M.decode, M, unhex('0801 0001'))), pre .. 'field number 0 in tag at byte 2')
+    same_error(M, 'field number 0 in tag at byte 2', unhex('0801 0001'), pad)
+    T.eq(select(2, pcall(M.decode, M, unhex('0801 72 01 ff'))), pre .. 'field f_string: invalid UTF-8 at byte 4')
+end)
+
+T.test('root fast path: options the fast path leaves to the general one', function()
+    local M = T.schema('alltypes3.fds'):message(ALL)
+    local bin = vint(1, 5)
+    local t = M:decode(bin, { empty = true })
+    T.eq(t.f_int32, 5)
+    T.eq(t.r_int32, {})
+    T.eq(M:decode(bin, { defaults = 'values' }).f_string, '')
+    T.eq(M:decode(bin, { defaults = 'metatable' }).f_bool, false)
+    -- serialize: the fast path gives the table its metatable.
+    local s = M:decode(bin, { serialize = true })
+    T.eq(s.f_int32, 5)
+    T.eq(getmetatable(s).__serialize, 'map')
+    T.eq(getmetatable(M:decode(bin .. UNKNOWN, { serialize = true, unknown = 'drop' })), getmetatable(s))
+    -- An empty input: an empty table either way.
+    T.eq(M:decode(''), {})
+    T.eq(getmetatable(M:decode('', { serialize = true })), getmetatable(s))
+end)
