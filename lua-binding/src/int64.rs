@@ -28,15 +28,71 @@ pub const HELPER_COUNT_KEYS: i64 = 9;
 /// an error if one is not a table).
 pub const HELPER_COUNT_BATCH_KEYS: i64 = 10;
 
+/// Index of the fetcher maker: `make_fetcher(keys, slot, bslot, id...)`
+/// stores in `keys[slot]` a function `fetch(t)` that returns the number of
+/// keys of table `t` and then `t`'s raw values for the key strings
+/// `keys[id]`, in the order given; and, when `bslot` is not 0, in
+/// `keys[bslot]` a function `fetch_batch(a, i, j)` that returns, for each
+/// table `a[i]`, ..., `a[j]`, the table itself and then what `fetch` does.
+/// `false` where a function cannot be made (e.g. without `loadstring`).
+/// See `EncodeCtx::fetch_fields` and `EncodeCtx::fetched_elements`.
+pub const HELPER_MAKE_FETCHER: i64 = 11;
+
 /// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify,
-/// [9] = count, [10] = count_batch }`. The counters' loops are `next`
-/// loops, which LuaJIT runs by table slot (`ITERN`); `next` and `rawget`
-/// are the ones there when the module loads.
+/// [9] = count, [10] = count_batch, [11] = make_fetcher }`. The counters'
+/// loops are `next` loops, which LuaJIT runs by table slot (`ITERN`);
+/// `next`, `rawget`, `rawset`, `loadstring` and `getmetatable` are the
+/// ones there when the module loads.
 pub const LUAJIT_HELPERS: &str = r#"
 local ffi = require('ffi')
 local i64, u64 = ffi.typeof('int64_t'), ffi.typeof('uint64_t')
 local istype = ffi.istype
-local next, rawget = next, rawget
+local next, rawget, rawset, pcall, select, type = next, rawget, rawset, pcall, select, type
+local getmetatable = getmetatable
+local loadstring, format, concat = loadstring, string.format, table.concat
+-- A message's fetchers: the key count of t, then t[k1], ..., t[kn] (raw:
+-- the plain index only for a table without a metatable, for which
+-- getmetatable, even with a __metatable field, is never nil), one call;
+-- the batch one per table a[i..j], each preceded by the table, its
+-- results built on the stack by recursion (no shared table).
+local function build(keys, ...)
+    local n = select('#', ...)
+    local ks = {}
+    for i = 1, n do
+        local k = rawget(keys, (select(i, ...)))
+        if type(k) ~= 'string' then return false end
+        ks[i] = format('%q', k)
+    end
+    local plain = 't[' .. concat(ks, '], t[') .. ']'
+    local raw = 'rawget(t, ' .. concat(ks, '), rawget(t, ') .. ')'
+    local src = 'local next, rawget, getmetatable = ...\n'
+        .. 'local function fetch(t)\n'
+        .. '  local n = 0\n'
+        .. '  for _ in next, t do n = n + 1 end\n'
+        .. '  if getmetatable(t) == nil then return n, ' .. plain .. ' end\n'
+        .. '  return n, ' .. raw .. '\n'
+        .. 'end\n'
+        .. 'local function fetch_batch(a, i, j)\n'
+        .. '  local t = rawget(a, i)\n'
+        .. '  local n = 0\n'
+        .. '  for _ in next, t do n = n + 1 end\n'
+        .. '  if i == j then\n'
+        .. '    if getmetatable(t) == nil then return t, n, ' .. plain .. ' end\n'
+        .. '    return t, n, ' .. raw .. '\n'
+        .. '  end\n'
+        .. '  if getmetatable(t) == nil then return t, n, ' .. plain .. ', fetch_batch(a, i + 1, j) end\n'
+        .. '  return t, n, ' .. raw .. ', fetch_batch(a, i + 1, j)\n'
+        .. 'end\n'
+        .. 'return fetch, fetch_batch\n'
+    local chunk = loadstring and loadstring(src, '=protolua.fetch')
+    if not chunk then return false end
+    return chunk(next, rawget, getmetatable)
+end
+local function make_fetcher(keys, slot, bslot, ...)
+    local ok, f, b = pcall(build, keys, ...)
+    rawset(keys, slot, ok and f or false)
+    if bslot ~= 0 then rawset(keys, bslot, ok and b or false) end
+end
 -- The key counts of a[i], ..., a[j] as j - i + 1 results, built on the
 -- stack (no shared table: a nested encode from a hook or a finalizer
 -- cannot overwrite another call's counts).
@@ -54,7 +110,7 @@ end, [9] = function(t)
     local n = 0
     for _ in next, t do n = n + 1 end
     return n
-end, [10] = count_batch }
+end, [10] = count_batch, [11] = make_fetcher }
 "#;
 
 /// Push a signed 64-bit value; `helpers` indexes the helper table (LuaJIT).
