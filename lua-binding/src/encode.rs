@@ -286,7 +286,8 @@ impl EncodeCtx<'_> {
             let (present, missing_required) = if walk {
                 self.walk_fields(mi, plan, t, depth, out)?
             } else if fetched != 0 {
-                let r = self.probe_fields::<true>(mi, plan, t, fetched, depth, out);
+                // Nested values only in this message's own fetch.
+                let r = self.probe_fields::<true>(mi, plan, t, fetched, vals == 0, depth, out);
                 if vals == 0 {
                     // The count and the values go (`fetched - 2` is the
                     // top the fetch started from); the caller's stay.
@@ -294,7 +295,7 @@ impl EncodeCtx<'_> {
                 }
                 r?
             } else {
-                self.probe_fields::<false>(mi, plan, t, 0, depth, out)?
+                self.probe_fields::<false>(mi, plan, t, 0, false, depth, out)?
             };
             if let Some(ix) = self.index {
                 ix.set_hint(mi, present);
@@ -321,15 +322,19 @@ impl EncodeCtx<'_> {
     /// Visit every declared field in number order (see the module doc).
     /// Returns how many are set and whether a required one is absent.
     /// With `FETCHED`, field `fi`'s value is already at `vals + fi` (see
-    /// [`Self::fetch_fields`]); otherwise each is pushed with `rawget` and
-    /// popped before the next field.
+    /// [`Self::fetch_fields`]), and with `nested` the fetch also holds the
+    /// key counts and values of the singular sub-messages
+    /// [`KeyIndex::nested`] names; otherwise each is pushed with `rawget`
+    /// and popped before the next field.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     unsafe fn probe_fields<const FETCHED: bool>(
         &self,
         mi: u32,
         plan: &MessagePlan,
         t: c_int,
         vals: c_int,
+        nested: bool,
         depth: u32,
         out: &mut EncodeBuffers,
     ) -> Res<(usize, bool)> {
@@ -388,7 +393,14 @@ impl EncodeCtx<'_> {
                             }
                             continue;
                         }
-                        self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
+                        let pre = match self.index {
+                            Some(ix) if FETCHED && nested => match ix.nested(mi, fi) {
+                                Some(off) => vals + (plan.fields.len() + off) as c_int,
+                                None => 0,
+                            },
+                            _ => 0,
+                        };
+                        self.single(f, v, ty, depth, pre, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
                     }
                     Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
                     Card::Map => self.map(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_map(mi, fi))),
@@ -424,13 +436,14 @@ impl EncodeCtx<'_> {
     #[inline(never)]
     unsafe fn fetch_fields(&self, mi: u32, plan: &MessagePlan, t: c_int, keys: &mut usize) -> c_int {
         let L = self.L;
-        let nf = plan.fields.len();
-        // SAFETY: room for the fetcher, its argument and its `nf + 1`
-        // results, and `ROOT_STACK_FREE` above them for the fields' own
-        // use, is reserved first; pcall catches any error; every failure
-        // leaves the stack at `top`.
+        let Some(ix) = self.index else { return 0 };
+        let results = ix.fetch_len(mi) as c_int;
+        // SAFETY: room for the fetcher, its argument and its results, and
+        // `ROOT_STACK_FREE` above them for the fields' own use, is reserved
+        // first; pcall catches any error; every failure leaves the stack at
+        // `top`.
         unsafe {
-            if ffi::lua_checkstack(L, (nf + 1) as c_int + ROOT_STACK_FREE) == 0 {
+            if ffi::lua_checkstack(L, results + ROOT_STACK_FREE) == 0 {
                 return 0;
             }
             let top = ffi::lua_gettop(L);
@@ -446,7 +459,7 @@ impl EncodeCtx<'_> {
                 return 0;
             }
             ffi::lua_pushvalue(L, t);
-            if ffi::lua_pcall(L, 1, (nf + 1) as c_int, 0) != 0 {
+            if ffi::lua_pcall(L, 1, results, 0) != 0 {
                 ffi::lua_settop(L, top);
                 return 0;
             }
@@ -471,20 +484,39 @@ impl EncodeCtx<'_> {
     #[inline(never)]
     unsafe fn make_fetcher(&self, mi: u32, plan: &MessagePlan) {
         let L = self.L;
+        let Some(ix) = self.index else { return };
         let bslot = if plan.fields.len() <= FETCH_BATCH_MAX_FIELDS { self.fetcher_slot(mi, true) } else { 0 };
-        // SAFETY: the callers reserved at least `nf + 1 + ROOT_STACK_FREE`
-        // slots, of which this uses `nf + 4`; pcall catches any error; the
-        // stack is back at `top` on return.
+        // The arguments: 5, a key id per field, and per nested field its
+        // index, its field count and their key ids (`fetch_len` counts one
+        // slot fewer per nested field).
+        let nested = (0..plan.fields.len()).filter(|&fi| ix.nested(mi, fi).is_some()).count();
+        let args = 5 + ix.fetch_len(mi) + 2 * nested;
+        // SAFETY: the arguments' slots are reserved first; pcall catches
+        // any error; the stack is back at `top` on return.
         unsafe {
+            if ffi::lua_checkstack(L, args as c_int) == 0 {
+                return;
+            }
             let top = ffi::lua_gettop(L);
             if lua::rawgeti(L, self.helpers, int64::HELPER_MAKE_FETCHER) == ffi::LUA_TFUNCTION {
                 ffi::lua_pushvalue(L, self.keys);
                 ffi::lua_pushnumber(L, self.fetcher_slot(mi, false) as f64);
                 ffi::lua_pushnumber(L, bslot as f64);
+                ffi::lua_pushnumber(L, plan.fields.len() as f64);
                 for f in plan.fields.iter() {
                     ffi::lua_pushnumber(L, f.key_id as f64);
                 }
-                let _ = ffi::lua_pcall(L, plan.fields.len() as c_int + 3, 0, 0);
+                for (fi, f) in plan.fields.iter().enumerate() {
+                    if ix.nested(mi, fi).is_some() {
+                        let sub = &self.plans.messages[f.sub as usize];
+                        ffi::lua_pushnumber(L, fi as f64);
+                        ffi::lua_pushnumber(L, sub.fields.len() as f64);
+                        for sf in sub.fields.iter() {
+                            ffi::lua_pushnumber(L, sf.key_id as f64);
+                        }
+                    }
+                }
+                let _ = ffi::lua_pcall(L, ffi::lua_gettop(L) - top - 1, 0, 0);
             }
             ffi::lua_settop(L, top);
         }
@@ -687,7 +719,7 @@ impl EncodeCtx<'_> {
                     r = match f.card {
                         Card::Single if self.single_fast(f, -1, ty, &mut out.w) => Ok(()),
                         Card::Single => {
-                            self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
+                            self.single(f, v, ty, depth, 0, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
                         }
                         Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
                         Card::Map => self.map(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_map(mi, fi))),
@@ -989,9 +1021,26 @@ impl EncodeCtx<'_> {
     }
 
     /// A singular field: tag and value, skipping proto3 zero values.
-    unsafe fn single(&self, f: &FieldPlan, v: c_int, ty: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
-        // SAFETY: forwarded.
+    /// `pre`, when not 0, is the slot of a sub-message's key count, its
+    /// field values after it, fetched with the caller's fields.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn single(
+        &self,
+        f: &FieldPlan,
+        v: c_int,
+        ty: c_int,
+        depth: u32,
+        pre: c_int,
+        out: &mut EncodeBuffers,
+    ) -> Res {
+        // SAFETY: forwarded; `pre` is read only for a table value, whose
+        // count the fetch then set.
         unsafe {
+            let (keys, vals) = if pre != 0 && ty == ffi::LUA_TTABLE {
+                (ffi::lua_tonumber(self.L, pre) as usize, pre + 1)
+            } else {
+                (usize::MAX, 0)
+            };
             match f.kind {
                 Kind::Message => {
                     if ty != ffi::LUA_TTABLE {
@@ -999,7 +1048,7 @@ impl EncodeCtx<'_> {
                     }
                     out.w.put_encoded_tag(&f.tag);
                     let mark = out.w.begin_len();
-                    self.message(f.sub, v, depth + 1, usize::MAX, 0, out)?;
+                    self.message(f.sub, v, depth + 1, keys, vals, out)?;
                     out.w.end_len(mark);
                     Ok(())
                 }
@@ -1008,7 +1057,7 @@ impl EncodeCtx<'_> {
                         return Err(self.err.set(wrong("table", ty)));
                     }
                     out.w.put_encoded_tag(&f.tag);
-                    self.message(f.sub, v, depth + 1, usize::MAX, 0, out)?;
+                    self.message(f.sub, v, depth + 1, keys, vals, out)?;
                     let end = Tag::new(f.number, WireType::EndGroup).expect("valid field number");
                     out.w.put_tag(end);
                     Ok(())
@@ -1317,7 +1366,7 @@ impl EncodeCtx<'_> {
         // SAFETY: forwarded.
         unsafe {
             match f.kind {
-                Kind::Message | Kind::Group => self.single(f, v, ty, depth, out),
+                Kind::Message | Kind::Group => self.single(f, v, ty, depth, 0, out),
                 Kind::String | Kind::Bytes => {
                     let s = self.string_value(f, v, ty)?;
                     out.w.put_tagged_len_bytes(&f.tag, s);

@@ -688,6 +688,26 @@ T.test('errors encode: fields fetched in one Lua call (LuaJIT, strict keys) are 
     t.zz = 1
     t.note = 5
     T.raises('field note: expected string, got number', function() return Bench:encode(t) end)
+    -- A group and a sub-message whose fields the parent's fetch reads
+    -- too (one level into a singular sub-message of at most 16 fields).
+    local g = payload()
+    g.meta = { source = 's', version = 2, zz = 1 }
+    T.raises('field meta: unknown field "zz"', function() return Bench:encode(g) end)
+    g.meta = { source = 's', version = 'x' }
+    T.raises('field meta.version: expected integer, got string', function() return Bench:encode(g) end)
+    g.meta = setmetatable({ source = 's' }, { __index = { version = 9 } })
+    local h = payload()
+    h.meta = { source = 's' }
+    T.eq(Bench:encode(g), Bench:encode(h))
+    g.meta = 'x'
+    T.raises('field meta: expected table, got string', function() return Bench:encode(g) end)
+    local addr = setmetatable({ city = 'c' }, { __index = { zip = 'z' }, __metatable = false })
+    T.eq(Person:encode({ name = 'a', age = 3, address = addr }),
+        Person:encode({ name = 'a', age = 3, address = { city = 'c' } }))
+    T.raises('field address: message table has a key of type boolean',
+        function() return Person:encode({ name = 'a', age = 3, address = { city = 'c', [true] = 1 } }) end)
+    T.raises('field address: unknown field "town"',
+        function() return Person:encode({ name = 'a', age = 3, address = { city = 'c', town = 1 } }) end)
     -- More than 64 fields: read one by one; the unknown key is still named.
     local S = protolua.load_file(FIXTURES .. '/descriptors/many_required.fds')
     local full = {}
