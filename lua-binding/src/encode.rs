@@ -179,6 +179,23 @@ const WALK_RATIO: usize = 2;
 /// counted by a Lua loop (one `lua_pcall`) rather than `lua_next` calls.
 const KEYS_COUNTED_IN_LUA: usize = 6;
 
+/// Strict keys, LuaJIT: a probed message of at most this many declared
+/// fields, at a depth of at most [`FETCH_MAX_DEPTH`], has its key count and
+/// its fields' values fetched by one Lua call ([`EncodeCtx::fetch_fields`]).
+/// The values stay on the stack while the message is encoded: the two
+/// limits bound what the fetches hold at once (8 × 65 slots) below the
+/// 8,000 slots one C call may use (see [`MESSAGE_BATCH`]).
+const FETCH_MAX_FIELDS: usize = 64;
+
+/// See [`FETCH_MAX_FIELDS`].
+const FETCH_MAX_DEPTH: u32 = 8;
+
+/// Repeated sub-messages of at most this many declared fields (at most
+/// [`FETCH_MAX_DEPTH`] deep) are fetched a batch of [`MESSAGE_BATCH`]
+/// elements per Lua call ([`EncodeCtx::fetched_elements`]): at most
+/// 8 × 18 slots a level.
+const FETCH_BATCH_MAX_FIELDS: usize = 16;
+
 /// Scalar and string array elements pushed before one pop (see
 /// `EncodeCtx::each_element`): one `lua_settop` and one `lua_checkstack`
 /// per batch.
@@ -219,7 +236,7 @@ impl EncodeCtx<'_> {
             if ty != ffi::LUA_TTABLE {
                 return Err(wrong("table", ty));
             }
-            self.message(msg, t, 1, usize::MAX, out).map_err(|_| self.err.take())
+            self.message(msg, t, 1, usize::MAX, 0, out).map_err(|_| self.err.take())
         }
     }
 
@@ -233,8 +250,9 @@ impl EncodeCtx<'_> {
 
     /// Encode table `t` as message `mi`. `keys` is the number of keys `t`
     /// has when the caller counted them already (strict keys), else
-    /// `usize::MAX`.
-    unsafe fn message(&self, mi: u32, t: c_int, depth: u32, keys: usize, out: &mut EncodeBuffers) -> Res {
+    /// `usize::MAX`. `vals`, when not 0, is the slot of the first of `t`'s
+    /// field values, fetched by the caller ([`Self::fetched_elements`]).
+    unsafe fn message(&self, mi: u32, t: c_int, depth: u32, keys: usize, vals: c_int, out: &mut EncodeBuffers) -> Res {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
         if depth > self.max_depth {
@@ -243,10 +261,6 @@ impl EncodeCtx<'_> {
         // SAFETY: (whole body) `t` is an absolute index of a table; each
         // pushed value is popped before the next field; stack room checked.
         unsafe {
-            // The root's slots are the caller's (`ROOT_STACK_FREE`).
-            if depth > 1 && ffi::lua_checkstack(L, ROOT_STACK_FREE) == 0 {
-                return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
-            }
             let walk = match self.index {
                 Some(ix) => {
                     let hint = ix.hint(mi) as usize;
@@ -254,10 +268,34 @@ impl EncodeCtx<'_> {
                 }
                 None => false,
             };
+            let mut keys = keys;
+            let fetched = if walk {
+                0
+            } else if vals != 0 {
+                vals
+            } else if keys == usize::MAX && self.fetches(plan, depth) {
+                self.fetch_fields(mi, plan, t, &mut keys)
+            } else {
+                0
+            };
+            // The root's slots are the caller's (`ROOT_STACK_FREE`); a
+            // fetch reserved its own.
+            if fetched == 0 && depth > 1 && ffi::lua_checkstack(L, ROOT_STACK_FREE) == 0 {
+                return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
+            }
             let (present, missing_required) = if walk {
                 self.walk_fields(mi, plan, t, depth, out)?
+            } else if fetched != 0 {
+                // Nested values only in this message's own fetch.
+                let r = self.probe_fields::<true>(mi, plan, t, fetched, vals == 0, depth, out);
+                if vals == 0 {
+                    // The count and the values go (`fetched - 2` is the
+                    // top the fetch started from); the caller's stay.
+                    ffi::lua_settop(L, fetched - 2);
+                }
+                r?
             } else {
-                self.probe_fields(mi, plan, t, depth, out)?
+                self.probe_fields::<false>(mi, plan, t, 0, false, depth, out)?
             };
             if let Some(ix) = self.index {
                 ix.set_hint(mi, present);
@@ -283,62 +321,334 @@ impl EncodeCtx<'_> {
 
     /// Visit every declared field in number order (see the module doc).
     /// Returns how many are set and whether a required one is absent.
+    /// With `FETCHED`, field `fi`'s value is already at `vals + fi` (see
+    /// [`Self::fetch_fields`]), and with `nested` the fetch also holds the
+    /// key counts and values of the singular sub-messages
+    /// [`KeyIndex::nested`] names; otherwise each is pushed with `rawget`
+    /// and popped before the next field.
     #[inline(always)]
-    unsafe fn probe_fields(
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn probe_fields<const FETCHED: bool>(
         &self,
         mi: u32,
         plan: &MessagePlan,
         t: c_int,
+        vals: c_int,
+        nested: bool,
         depth: u32,
         out: &mut EncodeBuffers,
     ) -> Res<(usize, bool)> {
         let L = self.L;
         // SAFETY: `t` is an absolute table index; each pushed value is
-        // popped before the next field; the caller reserved the stack.
+        // popped before the next field (fetched values stay in their
+        // slots, which the caller pops); the caller reserved the stack.
         unsafe {
             let mut present = 0usize;
             let mut missing_required = false;
             let mut oneof_set = [0u16; TRACKED_ONEOFS];
             // Every field leaves the stack as it found it, so each value
             // lands in the same slot: one `lua_gettop` per message.
-            let v = ffi::lua_gettop(L) + 1;
+            let top = if FETCHED { 0 } else { ffi::lua_gettop(L) + 1 };
             for (fi, f) in plan.fields.iter().enumerate() {
-                self.push_key(f.key_id);
-                let ty = lua::rawget(L, t);
-                debug_assert_eq!(ffi::lua_gettop(L), v);
+                // The value's absolute slot, and the index `single_fast`
+                // reads it at (the top needs no index arithmetic).
+                let (v, at, ty) = if FETCHED {
+                    let v = vals + fi as c_int;
+                    (v, v, ffi::lua_type(L, v))
+                } else {
+                    self.push_key(f.key_id);
+                    let ty = lua::rawget(L, t);
+                    debug_assert_eq!(ffi::lua_gettop(L), top);
+                    (top, -1, ty)
+                };
                 if ty == ffi::LUA_TNIL {
-                    ffi::lua_pop(L, 1);
+                    if !FETCHED {
+                        ffi::lua_pop(L, 1);
+                    }
                     missing_required |= f.required;
                     continue;
                 }
                 present += 1;
-                if ty == lua::LUA_TCDATA && self.is_null(-1) {
+                if ty == lua::LUA_TCDATA && self.is_null(at) {
                     // box.NULL / msgpack.NULL: absent.
-                    ffi::lua_pop(L, 1);
+                    if !FETCHED {
+                        ffi::lua_pop(L, 1);
+                    }
                     missing_required |= f.required;
                     continue;
                 }
                 if f.oneof != NO_ONEOF
                     && let Err(e) = self.check_oneof(mi, plan, t, fi, &mut oneof_set, false)
                 {
-                    ffi::lua_pop(L, 1);
+                    if !FETCHED {
+                        ffi::lua_pop(L, 1);
+                    }
                     return Err(e);
                 }
                 let r = match f.card {
                     Card::Single => {
-                        if self.single_fast(f, ty, &mut out.w) {
-                            ffi::lua_pop(L, 1);
+                        if self.single_fast(f, at, ty, &mut out.w) {
+                            if !FETCHED {
+                                ffi::lua_pop(L, 1);
+                            }
                             continue;
                         }
-                        self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
+                        let pre = match self.index {
+                            Some(ix) if FETCHED && nested => match ix.nested(mi, fi) {
+                                Some(off) => vals + (plan.fields.len() + off) as c_int,
+                                None => 0,
+                            },
+                            _ => 0,
+                        };
+                        self.single(f, v, ty, depth, pre, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
                     }
                     Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
                     Card::Map => self.map(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_map(mi, fi))),
                 };
-                ffi::lua_pop(L, 1);
+                if !FETCHED {
+                    ffi::lua_pop(L, 1);
+                }
                 r?;
             }
             Ok((present, missing_required))
+        }
+    }
+
+    /// Whether a probed message `plan` at `depth` has its key count and
+    /// values fetched by [`Self::fetch_fields`] (strict keys, LuaJIT).
+    #[inline(always)]
+    fn fetches(&self, plan: &MessagePlan, depth: u32) -> bool {
+        lua::IS_LUAJIT
+            && self.strict_keys
+            && depth <= FETCH_MAX_DEPTH
+            && !plan.fields.is_empty()
+            && plan.fields.len() <= FETCH_MAX_FIELDS
+    }
+
+    /// Strict keys, LuaJIT: call message `mi`'s fetcher (made on first use
+    /// by the helper's `make_fetcher`, kept in the key table after the key
+    /// strings) on `t`, under `lua_pcall`: it leaves `t`'s key count and
+    /// then the raw value of each declared field, in field order, on the
+    /// stack. Sets `keys` to the count and returns the slot of the first
+    /// value (the count is just below it); 0 when there is no fetcher, the
+    /// stack cannot grow or the call failed (a hook's error, out of
+    /// memory), the stack then as it was.
+    #[inline(never)]
+    unsafe fn fetch_fields(&self, mi: u32, plan: &MessagePlan, t: c_int, keys: &mut usize) -> c_int {
+        let L = self.L;
+        let Some(ix) = self.index else { return 0 };
+        let results = ix.fetch_len(mi) as c_int;
+        // SAFETY: room for the fetcher, its argument and its results, and
+        // `ROOT_STACK_FREE` above them for the fields' own use, is reserved
+        // first; pcall catches any error; every failure leaves the stack at
+        // `top`.
+        unsafe {
+            if ffi::lua_checkstack(L, results + ROOT_STACK_FREE) == 0 {
+                return 0;
+            }
+            let top = ffi::lua_gettop(L);
+            let slot = self.fetcher_slot(mi, false);
+            let mut ty = lua::rawgeti(L, self.keys, slot);
+            if ty == ffi::LUA_TNIL {
+                ffi::lua_settop(L, top);
+                self.make_fetcher(mi, plan);
+                ty = lua::rawgeti(L, self.keys, slot);
+            }
+            if ty != ffi::LUA_TFUNCTION {
+                ffi::lua_settop(L, top);
+                return 0;
+            }
+            ffi::lua_pushvalue(L, t);
+            if ffi::lua_pcall(L, 1, results, 0) != 0 {
+                ffi::lua_settop(L, top);
+                return 0;
+            }
+            *keys = ffi::lua_tonumber(L, top + 1) as usize;
+            top + 2
+        }
+    }
+
+    /// Where message `mi`'s fetcher (`batch`: its batch fetcher) is kept
+    /// in the key table: after the key strings, one slot per message each.
+    #[inline(always)]
+    fn fetcher_slot(&self, mi: u32, batch: bool) -> i64 {
+        let per = if batch { self.plans.messages.len() } else { 0 };
+        (self.plans.keys.len() + 1 + per + mi as usize) as i64
+    }
+
+    /// Make message `mi`'s fetchers and store them in the key table
+    /// (`false` if they cannot be made), by the helper's `make_fetcher`
+    /// under `lua_pcall`; on an error nothing is stored (tried again next
+    /// time). The batch fetcher only for messages it may serve.
+    #[cold]
+    #[inline(never)]
+    unsafe fn make_fetcher(&self, mi: u32, plan: &MessagePlan) {
+        let L = self.L;
+        let Some(ix) = self.index else { return };
+        let bslot = if plan.fields.len() <= FETCH_BATCH_MAX_FIELDS { self.fetcher_slot(mi, true) } else { 0 };
+        // The arguments: 5, a key id per field, and per nested field its
+        // index, its field count and their key ids (`fetch_len` counts one
+        // slot fewer per nested field).
+        let nested = (0..plan.fields.len()).filter(|&fi| ix.nested(mi, fi).is_some()).count();
+        let args = 5 + ix.fetch_len(mi) + 2 * nested;
+        // SAFETY: the arguments' slots are reserved first; pcall catches
+        // any error; the stack is back at `top` on return.
+        unsafe {
+            if ffi::lua_checkstack(L, args as c_int) == 0 {
+                return;
+            }
+            let top = ffi::lua_gettop(L);
+            if lua::rawgeti(L, self.helpers, int64::HELPER_MAKE_FETCHER) == ffi::LUA_TFUNCTION {
+                ffi::lua_pushvalue(L, self.keys);
+                ffi::lua_pushnumber(L, self.fetcher_slot(mi, false) as f64);
+                ffi::lua_pushnumber(L, bslot as f64);
+                ffi::lua_pushnumber(L, plan.fields.len() as f64);
+                for f in plan.fields.iter() {
+                    ffi::lua_pushnumber(L, f.key_id as f64);
+                }
+                for (fi, f) in plan.fields.iter().enumerate() {
+                    if ix.nested(mi, fi).is_some() {
+                        let sub = &self.plans.messages[f.sub as usize];
+                        ffi::lua_pushnumber(L, fi as f64);
+                        ffi::lua_pushnumber(L, sub.fields.len() as f64);
+                        for sf in sub.fields.iter() {
+                            ffi::lua_pushnumber(L, sf.key_id as f64);
+                        }
+                    }
+                }
+                let _ = ffi::lua_pcall(L, ffi::lua_gettop(L) - top - 1, 0, 0);
+            }
+            ffi::lua_settop(L, top);
+        }
+    }
+
+    /// Whether the elements of a repeated field of message `sub` at
+    /// `depth` (the elements') go through [`Self::fetched_elements`]:
+    /// strict keys, LuaJIT, a small message, and probed at its last encode.
+    #[inline(always)]
+    fn fetches_batch(&self, sub: u32, depth: u32) -> bool {
+        let plan = &self.plans.messages[sub as usize];
+        self.fetches(plan, depth)
+            && plan.fields.len() <= FETCH_BATCH_MAX_FIELDS
+            && match self.index {
+                Some(ix) => {
+                    let hint = ix.hint(sub) as usize;
+                    hint == u16::MAX as usize || hint * WALK_RATIO >= plan.fields.len()
+                }
+                None => true,
+            }
+    }
+
+    /// The elements `arr[1..=n]` of a repeated field `f` of message type
+    /// `f.sub`, each with its tag: what `each_element` and `message` do,
+    /// with each batch of up to [`MESSAGE_BATCH`] tables fetched by one
+    /// Lua call (the batch fetcher: per table the table, its key count and
+    /// its fields' values). A batch the fetcher fails on (an element that
+    /// is not a table, a hook's error) takes the per-element path, which
+    /// words its errors as before.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn fetched_elements(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        arr: c_int,
+        n: usize,
+        depth: u32,
+        out: &mut EncodeBuffers,
+    ) -> Res {
+        let L = self.L;
+        let nf = self.plans.messages[f.sub as usize].fields.len();
+        let stride = nf as c_int + 2;
+        let bslot = self.fetcher_slot(f.sub, true);
+        // SAFETY: `arr` is a table; a batch's results and `ROOT_STACK_FREE`
+        // slots above them are reserved before the call; pcall catches any
+        // error; the fetched tables are anchored on the stack while they
+        // are encoded; the stack is back at `base` on every exit.
+        unsafe {
+            let base = ffi::lua_gettop(L);
+            let mut i = 1;
+            while i <= n {
+                let end = n.min(i + MESSAGE_BATCH - 1);
+                let m = (end - i + 1) as c_int;
+                if ffi::lua_checkstack(L, m * stride + ROOT_STACK_FREE + 4) == 0 {
+                    return Err(self.err.set(CodecError::new(ErrorKind::StackOverflow, None)));
+                }
+                let mut ty = lua::rawgeti(L, self.keys, bslot);
+                if ty == ffi::LUA_TNIL {
+                    ffi::lua_settop(L, base);
+                    self.make_fetcher(f.sub, &self.plans.messages[f.sub as usize]);
+                    ty = lua::rawgeti(L, self.keys, bslot);
+                }
+                let fetched = ty == ffi::LUA_TFUNCTION && {
+                    ffi::lua_pushvalue(L, arr);
+                    ffi::lua_pushnumber(L, i as f64);
+                    ffi::lua_pushnumber(L, end as f64);
+                    ffi::lua_pcall(L, 3, m * stride, 0) == 0
+                };
+                for j in i..end + 1 {
+                    let r = if fetched {
+                        let t = base + 1 + (j - i) as c_int * stride;
+                        let keys = ffi::lua_tonumber(L, t + 1) as usize;
+                        out.w.put_encoded_tag(&f.tag);
+                        let mark = out.w.begin_len();
+                        let r = self.message(f.sub, t, depth + 1, keys, t + 2, out);
+                        if r.is_ok() {
+                            out.w.end_len(mark);
+                        }
+                        r
+                    } else {
+                        if j == i {
+                            ffi::lua_settop(L, base);
+                        }
+                        self.unfetched_element(f, arr, j, depth, out)
+                    };
+                    if r.is_err() {
+                        ffi::lua_settop(L, base);
+                        return r.map_err(|_| self.err.with(|e| e.in_element(mi, fi, j as u64)));
+                    }
+                }
+                ffi::lua_settop(L, base);
+                i = end + 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Element `j` of a repeated sub-message field whose batch fetch
+    /// failed: what `each_element` and the element closure of
+    /// [`Self::repeated`] do for it (the element is popped again).
+    #[cold]
+    #[inline(never)]
+    unsafe fn unfetched_element(
+        &self,
+        f: &FieldPlan,
+        arr: c_int,
+        j: usize,
+        depth: u32,
+        out: &mut EncodeBuffers,
+    ) -> Res {
+        let L = self.L;
+        // SAFETY: `arr` is a table; the caller reserved the stack.
+        unsafe {
+            let ety = lua::rawgeti(L, arr, j as i64);
+            let r = if ety == ffi::LUA_TNIL {
+                Err(self.err.set(CodecError::new(ErrorKind::ArrayHole(j as u64), None)))
+            } else if ety != ffi::LUA_TTABLE {
+                Err(self.err.set(wrong("table", ety)))
+            } else {
+                out.w.put_encoded_tag(&f.tag);
+                let mark = out.w.begin_len();
+                let v = ffi::lua_gettop(L);
+                let r = self.message(f.sub, v, depth + 1, usize::MAX, 0, out);
+                if r.is_ok() {
+                    out.w.end_len(mark);
+                }
+                r
+            };
+            ffi::lua_pop(L, 1);
+            r
         }
     }
 
@@ -407,9 +717,9 @@ impl EncodeCtx<'_> {
                 }
                 if r.is_ok() {
                     r = match f.card {
-                        Card::Single if self.single_fast(f, ty, &mut out.w) => Ok(()),
+                        Card::Single if self.single_fast(f, -1, ty, &mut out.w) => Ok(()),
                         Card::Single => {
-                            self.single(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
+                            self.single(f, v, ty, depth, 0, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
                         }
                         Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
                         Card::Map => self.map(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_map(mi, fi))),
@@ -626,27 +936,28 @@ impl EncodeCtx<'_> {
     /// The common singular fields, inline in the field loops: a number for
     /// an integer kind in range (what [`Self::small_integer`] takes), a
     /// `double` or `float`, a `bool`, or a string for a string/bytes field that needs
-    /// no UTF-8 check or passes it. The value is on top of the stack.
+    /// no UTF-8 check or passes it. The value is at index `v` (−1 when
+    /// it is on top of the stack).
     /// Returns `false`, having written nothing, for anything else, which
     /// [`Self::single`] then handles (and words the errors of).
     #[inline(always)]
-    unsafe fn single_fast(&self, f: &FieldPlan, ty: c_int, w: &mut Writer) -> bool {
+    unsafe fn single_fast(&self, f: &FieldPlan, v: c_int, ty: c_int, w: &mut Writer) -> bool {
         let L = self.L;
-        // SAFETY: the value is on top of the stack (index −1); it is read
-        // as a number/boolean/string only after its type is checked.
+        // SAFETY: the value is at index `v`; it is read as a
+        // number/boolean/string only after its type is checked.
         unsafe {
             if ty == ffi::LUA_TNUMBER {
                 let x = match f.kind {
-                    Kind::Int32 | Kind::Enum => self.small_integer(Kind::Int32, -1, ty).map(|i| i as u64),
-                    Kind::Int64 => self.small_integer(Kind::Int64, -1, ty).map(|i| i as u64),
-                    Kind::UInt32 => self.small_integer(Kind::UInt32, -1, ty).map(|i| i as u64),
-                    Kind::UInt64 => self.small_integer(Kind::UInt64, -1, ty).map(|i| i as u64),
+                    Kind::Int32 | Kind::Enum => self.small_integer(Kind::Int32, v, ty).map(|i| i as u64),
+                    Kind::Int64 => self.small_integer(Kind::Int64, v, ty).map(|i| i as u64),
+                    Kind::UInt32 => self.small_integer(Kind::UInt32, v, ty).map(|i| i as u64),
+                    Kind::UInt64 => self.small_integer(Kind::UInt64, v, ty).map(|i| i as u64),
                     Kind::SInt32 => {
-                        self.small_integer(Kind::SInt32, -1, ty).map(|i| zigzag::encode_zigzag32(i as i32) as u64)
+                        self.small_integer(Kind::SInt32, v, ty).map(|i| zigzag::encode_zigzag32(i as i32) as u64)
                     }
-                    Kind::SInt64 => self.small_integer(Kind::SInt64, -1, ty).map(zigzag::encode_zigzag64),
+                    Kind::SInt64 => self.small_integer(Kind::SInt64, v, ty).map(zigzag::encode_zigzag64),
                     Kind::Double => {
-                        let x = ffi::lua_tonumber(L, -1).to_bits();
+                        let x = ffi::lua_tonumber(L, v).to_bits();
                         if !(f.implicit && x == 0) {
                             w.put_encoded_tag(&f.tag);
                             w.put_fixed64(x);
@@ -654,7 +965,7 @@ impl EncodeCtx<'_> {
                         return true;
                     }
                     Kind::Float => {
-                        let x = (ffi::lua_tonumber(L, -1) as f32).to_bits();
+                        let x = (ffi::lua_tonumber(L, v) as f32).to_bits();
                         if !(f.implicit && x == 0) {
                             w.put_encoded_tag(&f.tag);
                             w.put_fixed32(x);
@@ -663,10 +974,10 @@ impl EncodeCtx<'_> {
                     }
                     Kind::Fixed32 | Kind::SFixed32 | Kind::Fixed64 | Kind::SFixed64 => {
                         let i = match f.kind {
-                            Kind::Fixed32 => self.small_integer(Kind::Fixed32, -1, ty),
-                            Kind::SFixed32 => self.small_integer(Kind::SFixed32, -1, ty),
-                            Kind::Fixed64 => self.small_integer(Kind::Fixed64, -1, ty),
-                            _ => self.small_integer(Kind::SFixed64, -1, ty),
+                            Kind::Fixed32 => self.small_integer(Kind::Fixed32, v, ty),
+                            Kind::SFixed32 => self.small_integer(Kind::SFixed32, v, ty),
+                            Kind::Fixed64 => self.small_integer(Kind::Fixed64, v, ty),
+                            _ => self.small_integer(Kind::SFixed64, v, ty),
                         };
                         let Some(i) = i else { return false };
                         if !(f.implicit && i == 0) {
@@ -688,7 +999,7 @@ impl EncodeCtx<'_> {
                 }
                 true
             } else if ty == ffi::LUA_TSTRING && matches!(f.kind, Kind::String | Kind::Bytes) {
-                let s = lua::string_bytes(L, -1);
+                let s = lua::string_bytes(L, v);
                 if f.utf8 && self.utf8 && utf8::validate_utf8(s, 0).is_err() {
                     return false;
                 }
@@ -697,7 +1008,7 @@ impl EncodeCtx<'_> {
                 }
                 true
             } else if ty == ffi::LUA_TBOOLEAN && f.kind == Kind::Bool {
-                let b = ffi::lua_toboolean(L, -1) != 0;
+                let b = ffi::lua_toboolean(L, v) != 0;
                 if b || !f.implicit {
                     w.put_encoded_tag(&f.tag);
                     w.put_varint(b as u64);
@@ -710,9 +1021,26 @@ impl EncodeCtx<'_> {
     }
 
     /// A singular field: tag and value, skipping proto3 zero values.
-    unsafe fn single(&self, f: &FieldPlan, v: c_int, ty: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
-        // SAFETY: forwarded.
+    /// `pre`, when not 0, is the slot of a sub-message's key count, its
+    /// field values after it, fetched with the caller's fields.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn single(
+        &self,
+        f: &FieldPlan,
+        v: c_int,
+        ty: c_int,
+        depth: u32,
+        pre: c_int,
+        out: &mut EncodeBuffers,
+    ) -> Res {
+        // SAFETY: forwarded; `pre` is read only for a table value, whose
+        // count the fetch then set.
         unsafe {
+            let (keys, vals) = if pre != 0 && ty == ffi::LUA_TTABLE {
+                (ffi::lua_tonumber(self.L, pre) as usize, pre + 1)
+            } else {
+                (usize::MAX, 0)
+            };
             match f.kind {
                 Kind::Message => {
                     if ty != ffi::LUA_TTABLE {
@@ -720,7 +1048,7 @@ impl EncodeCtx<'_> {
                     }
                     out.w.put_encoded_tag(&f.tag);
                     let mark = out.w.begin_len();
-                    self.message(f.sub, v, depth + 1, usize::MAX, out)?;
+                    self.message(f.sub, v, depth + 1, keys, vals, out)?;
                     out.w.end_len(mark);
                     Ok(())
                 }
@@ -729,7 +1057,7 @@ impl EncodeCtx<'_> {
                         return Err(self.err.set(wrong("table", ty)));
                     }
                     out.w.put_encoded_tag(&f.tag);
-                    self.message(f.sub, v, depth + 1, usize::MAX, out)?;
+                    self.message(f.sub, v, depth + 1, keys, vals, out)?;
                     let end = Tag::new(f.number, WireType::EndGroup).expect("valid field number");
                     out.w.put_tag(end);
                     Ok(())
@@ -800,17 +1128,28 @@ impl EncodeCtx<'_> {
             match f.kind {
                 // The element loop calls `message` itself (`single` would
                 // add a frame and a kind dispatch per element).
-                Kind::Message => self.each_element::<MESSAGE_BATCH, true>(mi, fi, arr, n, |v, ety, keys| {
-                    if ety != ffi::LUA_TTABLE {
-                        return Err(self.err.set(wrong("table", ety)));
-                    }
-                    out.w.put_encoded_tag(&f.tag);
-                    let mark = out.w.begin_len();
-                    self.message(f.sub, v, depth + 1, keys, out)?;
-                    out.w.end_len(mark);
-                    Ok(())
-                })?,
-                Kind::Group => self.each_element::<MESSAGE_BATCH, false>(mi, fi, arr, n, |v, ety, _| {
+                Kind::Message if self.fetches_batch(f.sub, depth + 1) => {
+                    self.fetched_elements(mi, fi, f, arr, n, depth, out)?
+                }
+                // Elements that fetch count their own keys: no batch count.
+                Kind::Message => self.each_element::<MESSAGE_BATCH, true>(
+                    mi,
+                    fi,
+                    arr,
+                    n,
+                    !self.fetches(&self.plans.messages[f.sub as usize], depth + 1),
+                    |v, ety, keys| {
+                        if ety != ffi::LUA_TTABLE {
+                            return Err(self.err.set(wrong("table", ety)));
+                        }
+                        out.w.put_encoded_tag(&f.tag);
+                        let mark = out.w.begin_len();
+                        self.message(f.sub, v, depth + 1, keys, 0, out)?;
+                        out.w.end_len(mark);
+                        Ok(())
+                    },
+                )?,
+                Kind::Group => self.each_element::<MESSAGE_BATCH, false>(mi, fi, arr, n, false, |v, ety, _| {
                     self.element(f, v, ety, depth, out)
                 })?,
                 Kind::String | Kind::Bytes => self.string_elements(mi, fi, f, arr, n, &mut out.w)?,
@@ -921,7 +1260,7 @@ impl EncodeCtx<'_> {
         // `small_integer` folds; `$put` writes the value read.
         macro_rules! ints {
             ($kind:expr, $put:expr) => {
-                self.each_element::<ELEMENT_BATCH, false>(mi, fi, arr, n, |v, ety, _| {
+                self.each_element::<ELEMENT_BATCH, false>(mi, fi, arr, n, false, |v, ety, _| {
                     if TAGGED {
                         w.put_encoded_tag(&f.tag);
                     }
@@ -953,7 +1292,7 @@ impl EncodeCtx<'_> {
                 Kind::SFixed32 => ints!(Kind::SFixed32, |w: &mut Writer, i: i64| w.put_fixed32(i as u32)),
                 Kind::Fixed64 => ints!(Kind::Fixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
                 Kind::SFixed64 => ints!(Kind::SFixed64, |w: &mut Writer, i: i64| w.put_fixed64(i as u64)),
-                _ => self.each_element::<ELEMENT_BATCH, false>(mi, fi, arr, n, |v, ety, _| {
+                _ => self.each_element::<ELEMENT_BATCH, false>(mi, fi, arr, n, false, |v, ety, _| {
                     if TAGGED {
                         w.put_encoded_tag(&f.tag);
                     }
@@ -967,10 +1306,11 @@ impl EncodeCtx<'_> {
     /// batches of `BATCH` ([`ELEMENT_BATCH`] or [`MESSAGE_BATCH`]) and
     /// popping each batch with one `lua_settop` (two C API calls per element
     /// instead of four). A nil is a hole: an error naming the index.
-    /// With `COUNT_KEYS` (sub-message elements, strict keys, LuaJIT), each
-    /// batch of `MIN_COUNTED_BATCH` or more elements has their keys counted
-    /// by one Lua call ([`Self::count_batch_keys`]), passed to `each` as its
-    /// third argument (`usize::MAX`: not counted).
+    /// With `COUNT_KEYS` and `count` (sub-message elements that do not
+    /// fetch their own count, strict keys, LuaJIT), each batch of
+    /// `MIN_COUNTED_BATCH` or more elements has their keys counted by one
+    /// Lua call ([`Self::count_batch_keys`]), passed to `each` as its third
+    /// argument (`usize::MAX`: not counted).
     #[inline(always)]
     unsafe fn each_element<const BATCH: usize, const COUNT_KEYS: bool>(
         &self,
@@ -978,6 +1318,7 @@ impl EncodeCtx<'_> {
         fi: usize,
         arr: c_int,
         n: usize,
+        count: bool,
         mut each: impl FnMut(c_int, c_int, usize) -> Res,
     ) -> Res {
         let L = self.L;
@@ -997,7 +1338,7 @@ impl EncodeCtx<'_> {
                 let end = n.min(i + BATCH - 1);
                 // Only read with `COUNT_KEYS` (a batch of `MESSAGE_BATCH`).
                 let mut keys = [usize::MAX; MESSAGE_BATCH];
-                if COUNT_KEYS && lua::IS_LUAJIT && self.strict_keys && end >= i + MIN_COUNTED_BATCH - 1 {
+                if COUNT_KEYS && count && lua::IS_LUAJIT && self.strict_keys && end >= i + MIN_COUNTED_BATCH - 1 {
                     self.count_batch_keys(arr, i, end, &mut keys);
                 }
                 // An exclusive range: `..=` keeps an exhausted flag.
@@ -1025,7 +1366,7 @@ impl EncodeCtx<'_> {
         // SAFETY: forwarded.
         unsafe {
             match f.kind {
-                Kind::Message | Kind::Group => self.single(f, v, ty, depth, out),
+                Kind::Message | Kind::Group => self.single(f, v, ty, depth, 0, out),
                 Kind::String | Kind::Bytes => {
                     let s = self.string_value(f, v, ty)?;
                     out.w.put_tagged_len_bytes(&f.tag, s);

@@ -28,15 +28,99 @@ pub const HELPER_COUNT_KEYS: i64 = 9;
 /// an error if one is not a table).
 pub const HELPER_COUNT_BATCH_KEYS: i64 = 10;
 
+/// Index of the fetcher maker: `make_fetcher(keys, slot, bslot, n, id...,
+/// [fi, m, id...]...)` stores in `keys[slot]` a function `fetch(t)` that
+/// returns the number of keys of table `t`, then `t`'s raw values for the
+/// `n` key strings `keys[id]`, in the order given, then for each nested
+/// field (its 0-based index `fi` among the `n`, the `m` key ids of its
+/// message) the key count and the `m` values of that field's value when
+/// it is a table (else `m + 1` nils); and, when `bslot` is not 0, in
+/// `keys[bslot]` a function `fetch_batch(a, i, j)` that returns, for each
+/// table `a[i]`, ..., `a[j]`, the table itself, its key count and its
+/// values (nothing nested).
+/// `false` where a function cannot be made (e.g. without `loadstring`).
+/// See `EncodeCtx::fetch_fields` and `EncodeCtx::fetched_elements`.
+pub const HELPER_MAKE_FETCHER: i64 = 11;
+
 /// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify,
-/// [9] = count, [10] = count_batch }`. The counters' loops are `next`
-/// loops, which LuaJIT runs by table slot (`ITERN`); `next` and `rawget`
-/// are the ones there when the module loads.
+/// [9] = count, [10] = count_batch, [11] = make_fetcher }`. The counters'
+/// loops are `next` loops, which LuaJIT runs by table slot (`ITERN`);
+/// `next`, `rawget`, `rawset`, `loadstring` and `getmetatable` are the
+/// ones there when the module loads.
 pub const LUAJIT_HELPERS: &str = r#"
 local ffi = require('ffi')
 local i64, u64 = ffi.typeof('int64_t'), ffi.typeof('uint64_t')
 local istype = ffi.istype
-local next, rawget = next, rawget
+local next, rawget, rawset, pcall, type = next, rawget, rawset, pcall, type
+local getmetatable = getmetatable
+local loadstring, format, concat = loadstring, string.format, table.concat
+-- A message's fetchers: the key count of t, then t[k1], ..., t[kn] (raw:
+-- the plain index only for a table without a metatable, for which
+-- getmetatable, even with a __metatable field, is never nil), one call;
+-- the batch one per table a[i..j], each preceded by the table, its
+-- results built on the stack by recursion (no shared table).
+local function build(keys, nf, ...)
+    local args = { ... }
+    local function key(id)
+        local k = rawget(keys, id)
+        if type(k) ~= 'string' then error('not a key') end
+        return format('%q', k)
+    end
+    local ks, vs = {}, {}
+    for i = 1, nf do ks[i], vs[i] = key(args[i]), 'v' .. i end
+    local plain = 't[' .. concat(ks, '], t[') .. ']'
+    local raw = 'rawget(t, ' .. concat(ks, '), rawget(t, ') .. ')'
+    -- Nested fields: (field index, field count, key ids...) after the ids.
+    local nest, rets = {}, { 'n', concat(vs, ', ') }
+    local p = nf + 1
+    while args[p] do
+        local x, m = 'v' .. (args[p] + 1), args[p + 1]
+        local sk, sv = {}, {}
+        for i = 1, m do sk[i], sv[i] = key(args[p + 1 + i]), 's' .. p .. '_' .. i end
+        local c = 'c' .. p
+        nest[#nest + 1] = 'local ' .. c .. ', ' .. concat(sv, ', ') .. '\n'
+            .. 'if type(' .. x .. ') == "table" then\n'
+            .. '  ' .. c .. ' = 0\n'
+            .. '  for _ in next, ' .. x .. ' do ' .. c .. ' = ' .. c .. ' + 1 end\n'
+            .. '  if getmetatable(' .. x .. ') == nil then ' .. concat(sv, ', ') .. ' = '
+            .. x .. '[' .. concat(sk, '], ' .. x .. '[') .. ']\n'
+            .. '  else ' .. concat(sv, ', ') .. ' = rawget(' .. x .. ', '
+            .. concat(sk, '), rawget(' .. x .. ', ') .. ') end\n'
+            .. 'end\n'
+        rets[#rets + 1] = c .. ', ' .. concat(sv, ', ')
+        p = p + 2 + m
+    end
+    local src = 'local next, rawget, getmetatable, type = ...\n'
+        .. 'local function fetch(t)\n'
+        .. 'local n = 0\n'
+        .. 'for _ in next, t do n = n + 1 end\n'
+        .. 'local ' .. concat(vs, ', ') .. '\n'
+        .. 'if getmetatable(t) == nil then ' .. concat(vs, ', ') .. ' = ' .. plain .. '\n'
+        .. 'else ' .. concat(vs, ', ') .. ' = ' .. raw .. ' end\n'
+        .. concat(nest)
+        .. 'return ' .. concat(rets, ', ') .. '\n'
+        .. 'end\n'
+        .. 'local function fetch_batch(a, i, j)\n'
+        .. '  local t = rawget(a, i)\n'
+        .. '  local n = 0\n'
+        .. '  for _ in next, t do n = n + 1 end\n'
+        .. '  if i == j then\n'
+        .. '    if getmetatable(t) == nil then return t, n, ' .. plain .. ' end\n'
+        .. '    return t, n, ' .. raw .. '\n'
+        .. '  end\n'
+        .. '  if getmetatable(t) == nil then return t, n, ' .. plain .. ', fetch_batch(a, i + 1, j) end\n'
+        .. '  return t, n, ' .. raw .. ', fetch_batch(a, i + 1, j)\n'
+        .. 'end\n'
+        .. 'return fetch, fetch_batch\n'
+    local chunk = loadstring and loadstring(src, '=protolua.fetch')
+    if not chunk then return false end
+    return chunk(next, rawget, getmetatable, type)
+end
+local function make_fetcher(keys, slot, bslot, ...)
+    local ok, f, b = pcall(build, keys, ...)
+    rawset(keys, slot, ok and f or false)
+    if bslot ~= 0 then rawset(keys, bslot, ok and b or false) end
+end
 -- The key counts of a[i], ..., a[j] as j - i + 1 results, built on the
 -- stack (no shared table: a nested encode from a hook or a finalizer
 -- cannot overwrite another call's counts).
@@ -54,7 +138,7 @@ end, [9] = function(t)
     local n = 0
     for _ in next, t do n = n + 1 end
     return n
-end, [10] = count_batch }
+end, [10] = count_batch, [11] = make_fetcher }
 "#;
 
 /// Push a signed 64-bit value; `helpers` indexes the helper table (LuaJIT).

@@ -13,11 +13,22 @@
 //! strings, and neither LuaJIT's nor Lua 5.4's collector moves objects.
 //!
 //! The index also keeps, per message, how many fields the last encode
-//! found set ([`KeyIndex::hint`]); encode picks its strategy from it.
+//! found set ([`KeyIndex::hint`]); encode picks its strategy from it, and
+//! the layout of a fetch's results ([`KeyIndex::fetch_len`],
+//! [`KeyIndex::nested`]): which singular sub-messages a message's fetch
+//! (LuaJIT, strict keys) reads one level into.
 
 use std::cell::Cell;
 
-use crate::plan::{MessagePlan, Plans};
+use crate::plan::{Card, Kind, MessagePlan, Plans};
+
+/// A fetch reads into a singular sub-message field's table when that
+/// message has at most this many declared fields...
+pub const NEST_MAX_FIELDS: usize = 16;
+
+/// ...and while its results (key count, values, then per nested field
+/// its key count and values) stay within this many.
+pub const FETCH_MAX_RESULTS: usize = 96;
 
 /// Per-schema lookup from key-string address to field index.
 pub struct KeyIndex {
@@ -34,14 +45,37 @@ struct MessageKeys {
     by_name: Box<[u16]>,
     /// Fields found set by the last encode of this message.
     present: Cell<u16>,
+    /// How many results this message's fetch returns.
+    fetch_len: u16,
+    /// Per field: 1 + the offset past the fetched values of its nested
+    /// key count (its values follow), or 0 when not nested.
+    nested: Box<[u16]>,
 }
 
 impl KeyIndex {
     /// Build the index. `key_addr[id - 1]` is the data address of key
     /// string `id` as it sits in the schema's key table.
     pub fn new(plans: &Plans, key_addr: &[usize]) -> KeyIndex {
-        let messages = plans.messages.iter().map(|m| MessageKeys::new(m, key_addr)).collect();
+        let messages = plans.messages.iter().map(|m| MessageKeys::new(plans, m, key_addr)).collect();
         KeyIndex { messages }
+    }
+
+    /// How many results a fetch of message `mi` returns: its key count,
+    /// a value per declared field, then the nested fields' (see
+    /// [`Self::nested`]).
+    #[inline(always)]
+    pub fn fetch_len(&self, mi: u32) -> usize {
+        self.messages[mi as usize].fetch_len as usize
+    }
+
+    /// For field `fi` of message `mi`, a singular sub-message whose key
+    /// count and values the fetch of `mi` also returns: the offset of that
+    /// count past the last field value (the sub-message's values follow
+    /// it, in its field order). `None` for other fields.
+    #[inline(always)]
+    pub fn nested(&self, mi: u32, fi: usize) -> Option<usize> {
+        let n = self.messages[mi as usize].nested[fi];
+        (n != 0).then(|| n as usize - 1)
     }
 
     /// The field of message `mi` named by the key string at `addr` with
@@ -78,7 +112,7 @@ impl KeyIndex {
 }
 
 impl MessageKeys {
-    fn new(plan: &MessagePlan, key_addr: &[usize]) -> MessageKeys {
+    fn new(plans: &Plans, plan: &MessagePlan, key_addr: &[usize]) -> MessageKeys {
         let len = (plan.fields.len() * 2).next_power_of_two().max(4);
         let shift = 64 - len.trailing_zeros();
         let mut slots = vec![(0usize, 0u16); len].into_boxed_slice();
@@ -92,7 +126,27 @@ impl MessageKeys {
         }
         let mut by_name: Vec<u16> = (0..plan.fields.len() as u16).collect();
         by_name.sort_unstable_by(|&a, &b| plan.fields[a as usize].name.cmp(&plan.fields[b as usize].name));
-        MessageKeys { slots, shift, by_name: by_name.into_boxed_slice(), present: Cell::new(u16::MAX) }
+        // The fetch layout: nested fields in field order, while they fit.
+        let mut len = 1 + plan.fields.len();
+        let mut nested = vec![0u16; plan.fields.len()];
+        for (fi, f) in plan.fields.iter().enumerate() {
+            if f.card != Card::Single || !matches!(f.kind, Kind::Message | Kind::Group) {
+                continue;
+            }
+            let sub = plans.messages[f.sub as usize].fields.len();
+            if (1..=NEST_MAX_FIELDS).contains(&sub) && len + 1 + sub <= FETCH_MAX_RESULTS {
+                nested[fi] = (len - plan.fields.len()) as u16;
+                len += 1 + sub;
+            }
+        }
+        MessageKeys {
+            slots,
+            shift,
+            by_name: by_name.into_boxed_slice(),
+            present: Cell::new(u16::MAX),
+            fetch_len: len.min(u16::MAX as usize) as u16,
+            nested: nested.into_boxed_slice(),
+        }
     }
 
     #[cold]
@@ -172,6 +226,41 @@ mod tests {
         }
         assert_eq!(idx.field(0, m, 0x1234_5670, b"nope"), None);
         assert_eq!(idx.field(0, m, 0x1234_5670, b""), None);
+    }
+
+    #[test]
+    fn fetch_layout_nests_small_singular_sub_messages_in_field_order() {
+        // M: a (int32), b (message S), c (repeated S), d (message S), e (message Big);
+        // S has 3 fields, Big 17.
+        let mut p = plans(&["a", "b", "c", "d", "e"]);
+        let sub = |mut f: FieldPlan, sub: u32, card: Card| {
+            f.kind = Kind::Message;
+            f.sub = sub;
+            f.card = card;
+            f
+        };
+        let mut fields = p.messages[0].fields.to_vec();
+        fields[1] = sub(fields[1].clone(), 1, Card::Single);
+        fields[2] = sub(fields[2].clone(), 1, Card::Repeated);
+        fields[3] = sub(fields[3].clone(), 1, Card::Single);
+        fields[4] = sub(fields[4].clone(), 2, Card::Single);
+        p.messages[0].fields = fields.into_boxed_slice();
+        let s = plans(&["x", "y", "z"]).messages.remove(0);
+        let names: Vec<String> = (0..17).map(|i| format!("f{i}")).collect();
+        let big = plans(&names.iter().map(String::as_str).collect::<Vec<_>>()).messages.remove(0);
+        p.messages.push(s);
+        p.messages.push(big);
+        let addrs: Vec<usize> = (0..32).map(|i| 0x7f00_0000_0000 + i * 48).collect();
+        let idx = KeyIndex::new(&p, &addrs);
+        // count + 5 values, then b's count and 3 values, then d's.
+        assert_eq!(idx.fetch_len(0), 1 + 5 + 4 + 4);
+        assert_eq!(idx.nested(0, 0), None);
+        assert_eq!(idx.nested(0, 1), Some(0));
+        assert_eq!(idx.nested(0, 2), None, "repeated");
+        assert_eq!(idx.nested(0, 3), Some(4));
+        assert_eq!(idx.nested(0, 4), None, "more than NEST_MAX_FIELDS fields");
+        assert_eq!(idx.fetch_len(1), 4);
+        assert_eq!(idx.fetch_len(2), 18);
     }
 
     #[test]

@@ -634,3 +634,165 @@ T.test('errors: a bad or cut varint in a short packed run (4-6 values, the run l
         end
     end
 end)
+
+T.test('errors encode: fields fetched in one Lua call (LuaJIT, strict keys) are raw, and keys still checked', function()
+    -- Probed tables of at most 64 fields, nested at most 8 deep, have their
+    -- key count and values fetched by one generated Lua function on LuaJIT;
+    -- elsewhere (and on every other Lua) each field is read by rawget.
+    -- Both must give the same bytes and the same errors.
+    local Bench = protolua.load_file(DESC .. 'proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    -- Twelve of BenchPayload's 21 fields (18 and 3 extensions) set: the
+    -- root is probed (a table with fewer than half its fields set is
+    -- walked, in hash order, and its errors come in that order).
+    local function payload()
+        return {
+            id = 1, name = 'n', timestamp = 2, score = 1, active = true, kind = 'KIND_BETA', note = 'x',
+            delta = 3, ratio = 0.5, big = 4,
+            inner = { id = 7, label = 'in', deltas = { 1, -2 } },
+            items = { { id = 1, label = 'a' }, { id = 2, deltas = { 3 } } },
+        }
+    end
+    local plain = Bench:encode(payload())
+    -- Raw reads: an __index (even behind a __metatable field) supplies nothing.
+    for _, mt in ipairs({
+        { __index = function(_, k) return (k == 'stamp64' or k == 'label') and 5 or nil end },
+        { __index = { stamp64 = 5, label = 'mt' }, __metatable = false },
+        { __index = { stamp64 = 5, label = 'mt' }, __metatable = 'locked' },
+    }) do
+        local t = payload()
+        setmetatable(t, mt)
+        setmetatable(t.inner, mt)
+        t.inner.label = nil
+        local expect = payload()
+        expect.inner.label = nil
+        T.eq(Bench:encode(t), Bench:encode(expect))
+    end
+    -- Unknown keys and non-string keys, in the root, a singular and a
+    -- repeated sub-message; the first error in field order is the one.
+    local t = payload()
+    t.inner.zz = 1
+    T.raises('field inner: unknown field "zz"', function() return Bench:encode(t) end)
+    t.items[2].yy = 1
+    T.raises('field inner: unknown field "zz"', function() return Bench:encode(t) end)
+    t.inner.zz = nil
+    T.raises('field items[2]: unknown field "yy"', function() return Bench:encode(t) end)
+    t.items[2].yy = nil
+    t.inner[1] = true
+    T.raises('field inner: message table has a key of type number', function() return Bench:encode(t) end)
+    t.inner[1] = nil
+    t.extra = 1
+    T.raises('encode proto2_basic.BenchPayload: unknown field "extra"', function() return Bench:encode(t) end)
+    t.extra = nil
+    T.eq(Bench:encode(t), plain)
+    -- A field error comes before the table's unknown key, as in the probe.
+    t.zz = 1
+    t.note = 5
+    T.raises('field note: expected string, got number', function() return Bench:encode(t) end)
+    -- A group and a sub-message whose fields the parent's fetch reads
+    -- too (one level into a singular sub-message of at most 16 fields).
+    local g = payload()
+    g.meta = { source = 's', version = 2, zz = 1 }
+    T.raises('field meta: unknown field "zz"', function() return Bench:encode(g) end)
+    g.meta = { source = 's', version = 'x' }
+    T.raises('field meta.version: expected integer, got string', function() return Bench:encode(g) end)
+    g.meta = setmetatable({ source = 's' }, { __index = { version = 9 } })
+    local h = payload()
+    h.meta = { source = 's' }
+    T.eq(Bench:encode(g), Bench:encode(h))
+    g.meta = 'x'
+    T.raises('field meta: expected table, got string', function() return Bench:encode(g) end)
+    local addr = setmetatable({ city = 'c' }, { __index = { zip = 'z' }, __metatable = false })
+    T.eq(Person:encode({ name = 'a', age = 3, address = addr }),
+        Person:encode({ name = 'a', age = 3, address = { city = 'c' } }))
+    T.raises('field address: message table has a key of type boolean',
+        function() return Person:encode({ name = 'a', age = 3, address = { city = 'c', [true] = 1 } }) end)
+    T.raises('field address: unknown field "town"',
+        function() return Person:encode({ name = 'a', age = 3, address = { city = 'c', town = 1 } }) end)
+    -- More than 64 fields: read one by one; the unknown key is still named.
+    local S = protolua.load_file(FIXTURES .. '/descriptors/many_required.fds')
+    local full = {}
+    for i = 1, 70 do full['r' .. i] = i end
+    full.r71 = 1
+    T.raises('unknown field "r71"', function() return S:encode('protolua.test.ManyRequired', full) end)
+end)
+
+T.test('errors encode: below the fetch depth, repeated sub-messages are batch-counted and checked', function()
+    -- Node nested 12 deep through `child`; the fetch stops at depth 8, so
+    -- the kids at depth 11 take the batch count (LuaJIT) or lua_next.
+    local function chain(bad)
+        local root = { value = 1 }
+        local cur = root
+        for d = 2, 10 do
+            cur.child = { value = d }
+            cur = cur.child
+        end
+        cur.kids = {}
+        for i = 1, 5 do cur.kids[i] = { value = i, kids = {} } end
+        if bad then cur.kids[4].zz = 1 end
+        return root
+    end
+    local bin = Node:encode(chain())
+    local back = Node:decode(bin)
+    local cur = back
+    for _ = 2, 10 do cur = cur.child end
+    T.eq(cur.value, 10)
+    T.eq(#cur.kids, 5)
+    T.eq(cur.kids[5].value, 5)
+    T.raises('kids[4]: unknown field "zz"', function() return Node:encode(chain(true)) end)
+end)
+
+T.test('errors encode: the fetch under a debug hook (nested encode, error) keeps bytes and errors', function()
+    if not T.is_luajit then return end
+    local Bench = protolua.load_file(DESC .. 'proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local function payload(bad)
+        local t = { id = 1, name = 'n', timestamp = 2, score = 1, active = true, note = 'x', kind = 1,
+            delta = 3, ratio = 0.5, big = 4, inner = { id = 7, label = 'in' },
+            items = { { id = 1 }, { id = 2 }, { id = 3 } } }
+        if bad then t.items[3].zz = 1 end
+        return t
+    end
+    local plain = Bench:encode(payload())
+    local in_fetch = function()
+        -- Level 1 is this function, 2 the hook, 3 the function it stopped.
+        local info = debug.getinfo(3, 'S')
+        return info and info.source == '=protolua.fetch'
+    end
+    -- A hook that runs a whole encode inside each fetcher: the outer values
+    -- and counts are the outer call's own.
+    local nested = 0
+    jit.off()
+    debug.sethook(function()
+        if in_fetch() then
+            nested = nested + 1
+            assert(Bench:encode(payload()) == plain)
+        end
+    end, '', 1)
+    local ok1, r1 = pcall(Bench.encode, Bench, payload())
+    local ok2, r2 = pcall(Bench.encode, Bench, payload(true))
+    debug.sethook()
+    jit.on()
+    T.eq(nested > 0, true, 'the hook ran in a fetcher')
+    T.eq(ok1, true, tostring(r1))
+    T.eq(r1, plain)
+    T.eq(ok2, false)
+    T.eq(tostring(r2):find('field items[3]: unknown field "zz"', 1, true) ~= nil, true, tostring(r2))
+    -- A hook that raises inside each fetcher: the fetch fails, the fields
+    -- are read one by one, same bytes, same errors.
+    local raised = 0
+    jit.off()
+    debug.sethook(function()
+        if in_fetch() then
+            raised = raised + 1
+            error('hook')
+        end
+    end, '', 1)
+    ok1, r1 = pcall(Bench.encode, Bench, payload())
+    ok2, r2 = pcall(Bench.encode, Bench, payload(true))
+    debug.sethook()
+    jit.on()
+    T.eq(raised > 0, true, 'the hook raised in a fetcher')
+    T.eq(ok1, true, tostring(r1))
+    T.eq(r1, plain)
+    T.eq(ok2, false)
+    T.eq(tostring(r2):find('field items[3]: unknown field "zz"', 1, true) ~= nil, true, tostring(r2))
+end)
