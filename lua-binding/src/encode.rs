@@ -175,11 +175,6 @@ fn wrong(expected: &'static str, got: c_int) -> CodecError {
 /// one set field in this many declared ones.
 const WALK_RATIO: usize = 2;
 
-/// Strict keys, LuaJIT: a sparse message (see [`WALK_RATIO`]) of at most
-/// this many declared fields is fetched ([`FETCH_MAX_FIELDS`]) and probed
-/// rather than walked.
-const FETCH_SPARSE_MAX_FIELDS: usize = 8;
-
 /// Strict keys: tables with at least this many fields set have their keys
 /// counted by a Lua loop (one `lua_pcall`) rather than `lua_next` calls.
 const KEYS_COUNTED_IN_LUA: usize = 6;
@@ -269,9 +264,7 @@ impl EncodeCtx<'_> {
             let walk = match self.index {
                 Some(ix) => {
                     let hint = ix.hint(mi) as usize;
-                    hint != u16::MAX as usize
-                        && hint * WALK_RATIO < plan.fields.len()
-                        && !(plan.fields.len() <= FETCH_SPARSE_MAX_FIELDS && self.fetches(plan, depth))
+                    hint != u16::MAX as usize && hint * WALK_RATIO < plan.fields.len()
                 }
                 None => false,
             };
