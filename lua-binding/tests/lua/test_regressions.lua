@@ -138,6 +138,13 @@ T.test('encode walk (sparse tables): same checks and errors as the probe', funct
         T.raises('field age: expected integer, got string', function() return M:encode({ age = 'x' }) end)
         T.raises('field lucky_numbers[2]: expected integer, got string', function() return M:encode({ lucky_numbers = { 1, 'x' } }) end)
         T.eq(M:encode({ name = 'a', age = 3 }), '\10\1a\16\3', how)
+        -- An unknown key beside set fields, after a sparse table (not an
+        -- empty one) set the hint: the same error however the table is read
+        -- (walked, or probed over rawget or fetched values on LuaJIT).
+        T.eq(M:encode({ age = 3, name = 'a' }), '\10\1a\16\3', how)
+        T.raises('unknown field "nmae"', function() return M:encode({ name = 'x', age = 1, nmae = 'y' }) end)
+        T.raises('field address: unknown field "town"',
+            function() return M:encode({ name = 'x', address = { town = 'y' } }) end)
         -- Non-strict: unknown and non-string keys are ignored.
         T.eq(M:encode({ name = 'a', nmae = 1, [1] = 2, [true] = 3 }, { strict_keys = false }), '\10\1a', how)
         -- The state is fine after errors: the stack is back in place.
@@ -148,6 +155,9 @@ T.test('encode walk (sparse tables): same checks and errors as the probe', funct
             function() return M:encode({ id = 1 }) end)
         local t = { id = 1, name = 'n', ['[proto2_basic.ext_comment]'] = 'c', note = 'x' }
         T.eq(M:decode(M:encode(t)), t, how)
+        T.eq(M:decode(M:encode({ id = 1, name = 'n' })), { id = 1, name = 'n' }, how)
+        T.raises('encode proto2_basic.BenchPayload: unknown field "extra"',
+            function() return M:encode({ id = 1, name = 'n', extra = 1 }) end)
     end)
     both('conformance.fds', 'protobuf_test_messages.proto3.TestAllTypesProto3', function(M, how)
         T.raises('oneof oneof_field has both', function() return M:encode({ oneof_uint32 = 1, oneof_string = 'x' }) end)
