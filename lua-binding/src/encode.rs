@@ -187,6 +187,10 @@ const KEYS_COUNTED_IN_LUA: usize = 6;
 /// 8,000 slots one C call may use (see [`MESSAGE_BATCH`]).
 const FETCH_MAX_FIELDS: usize = 64;
 
+/// Hosts where [`EncodeCtx::fetch_fields`] is used (the helper table has
+/// a `make_fetcher` on LuaJIT and Lua 5.4).
+const FETCH_IN_LUA: bool = lua::IS_LUAJIT || lua::IS_LUA54;
+
 /// See [`FETCH_MAX_FIELDS`].
 const FETCH_MAX_DEPTH: u32 = 8;
 
@@ -418,7 +422,7 @@ impl EncodeCtx<'_> {
     /// values fetched by [`Self::fetch_fields`] (strict keys, LuaJIT).
     #[inline(always)]
     fn fetches(&self, plan: &MessagePlan, depth: u32) -> bool {
-        lua::IS_LUAJIT
+        FETCH_IN_LUA
             && self.strict_keys
             && depth <= FETCH_MAX_DEPTH
             && !plan.fields.is_empty()

@@ -141,6 +141,89 @@ end, [9] = function(t)
 end, [10] = count_batch, [11] = make_fetcher }
 "#;
 
+/// Lua source of the Lua 5.4 helper table `{ [9] = count, [10] =
+/// count_batch, [11] = make_fetcher }`: the same contracts as in
+/// [`LUAJIT_HELPERS`] (no int64 slots: 5.4 has native integers), the
+/// fetchers compiled with `load`. Which of them the encoder calls on 5.4 is
+/// decided in `encode.rs` (measured per host).
+pub const LUA54_HELPERS: &str = r#"
+local next, rawget, rawset, pcall, type = next, rawget, rawset, pcall, type
+local getmetatable = getmetatable
+local load, format, concat = load, string.format, table.concat
+local function build(keys, nf, ...)
+    local args = { ... }
+    local function key(id)
+        local k = rawget(keys, id)
+        if type(k) ~= 'string' then error('not a key') end
+        return format('%q', k)
+    end
+    local ks, vs = {}, {}
+    for i = 1, nf do ks[i], vs[i] = key(args[i]), 'v' .. i end
+    local plain = 't[' .. concat(ks, '], t[') .. ']'
+    local raw = 'rawget(t, ' .. concat(ks, '), rawget(t, ') .. ')'
+    local nest, rets = {}, { 'n', concat(vs, ', ') }
+    local p = nf + 1
+    while args[p] do
+        local x, m = 'v' .. (args[p] + 1), args[p + 1]
+        local sk, sv = {}, {}
+        for i = 1, m do sk[i], sv[i] = key(args[p + 1 + i]), 's' .. p .. '_' .. i end
+        local c = 'c' .. p
+        nest[#nest + 1] = 'local ' .. c .. ', ' .. concat(sv, ', ') .. '\n'
+            .. 'if type(' .. x .. ') == "table" then\n'
+            .. '  ' .. c .. ' = 0\n'
+            .. '  for _ in next, ' .. x .. ' do ' .. c .. ' = ' .. c .. ' + 1 end\n'
+            .. '  if getmetatable(' .. x .. ') == nil then ' .. concat(sv, ', ') .. ' = '
+            .. x .. '[' .. concat(sk, '], ' .. x .. '[') .. ']\n'
+            .. '  else ' .. concat(sv, ', ') .. ' = rawget(' .. x .. ', '
+            .. concat(sk, '), rawget(' .. x .. ', ') .. ') end\n'
+            .. 'end\n'
+        rets[#rets + 1] = c .. ', ' .. concat(sv, ', ')
+        p = p + 2 + m
+    end
+    local src = 'local next, rawget, getmetatable, type = ...\n'
+        .. 'local function fetch(t)\n'
+        .. 'local n = 0\n'
+        .. 'for _ in next, t do n = n + 1 end\n'
+        .. 'local ' .. concat(vs, ', ') .. '\n'
+        .. 'if getmetatable(t) == nil then ' .. concat(vs, ', ') .. ' = ' .. plain .. '\n'
+        .. 'else ' .. concat(vs, ', ') .. ' = ' .. raw .. ' end\n'
+        .. concat(nest)
+        .. 'return ' .. concat(rets, ', ') .. '\n'
+        .. 'end\n'
+        .. 'local function fetch_batch(a, i, j)\n'
+        .. '  local t = rawget(a, i)\n'
+        .. '  local n = 0\n'
+        .. '  for _ in next, t do n = n + 1 end\n'
+        .. '  if i == j then\n'
+        .. '    if getmetatable(t) == nil then return t, n, ' .. plain .. ' end\n'
+        .. '    return t, n, ' .. raw .. '\n'
+        .. '  end\n'
+        .. '  if getmetatable(t) == nil then return t, n, ' .. plain .. ', fetch_batch(a, i + 1, j) end\n'
+        .. '  return t, n, ' .. raw .. ', fetch_batch(a, i + 1, j)\n'
+        .. 'end\n'
+        .. 'return fetch, fetch_batch\n'
+    local chunk = load and load(src, '=protolua.fetch', 't')
+    if not chunk then return false end
+    return chunk(next, rawget, getmetatable, type)
+end
+local function make_fetcher(keys, slot, bslot, ...)
+    local ok, f, b = pcall(build, keys, ...)
+    rawset(keys, slot, ok and f or false)
+    if bslot ~= 0 then rawset(keys, bslot, ok and b or false) end
+end
+local function count_batch(a, i, j)
+    local n = 0
+    for _ in next, rawget(a, i) do n = n + 1 end
+    if i == j then return n end
+    return n, count_batch(a, i + 1, j)
+end
+return { [9] = function(t)
+    local n = 0
+    for _ in next, t do n = n + 1 end
+    return n
+end, [10] = count_batch, [11] = make_fetcher }
+"#;
+
 /// Push a signed 64-bit value; `helpers` indexes the helper table (LuaJIT).
 ///
 /// # Safety
