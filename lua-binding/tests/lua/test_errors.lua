@@ -742,10 +742,7 @@ T.test('errors encode: below the fetch depth, repeated sub-messages are batch-co
 end)
 
 T.test('errors encode: the fetch under a debug hook (nested encode, error) keeps bytes and errors', function()
-    -- Fetchers on LuaJIT and (perf-fetch-54 experiment) Lua 5.4.
-    if not T.is_luajit and _VERSION ~= 'Lua 5.4' then return end
-    local jit_off = jit and jit.off or function() end
-    local jit_on = jit and jit.on or function() end
+    if not T.is_luajit then return end
     local Bench = protolua.load_file(DESC .. 'proto2_basic.fds'):message('proto2_basic.BenchPayload')
     local function payload(bad)
         local t = { id = 1, name = 'n', timestamp = 2, score = 1, active = true, note = 'x', kind = 1,
@@ -763,7 +760,7 @@ T.test('errors encode: the fetch under a debug hook (nested encode, error) keeps
     -- A hook that runs a whole encode inside each fetcher: the outer values
     -- and counts are the outer call's own.
     local nested = 0
-    jit_off()
+    jit.off()
     debug.sethook(function()
         if in_fetch() then
             nested = nested + 1
@@ -773,7 +770,7 @@ T.test('errors encode: the fetch under a debug hook (nested encode, error) keeps
     local ok1, r1 = pcall(Bench.encode, Bench, payload())
     local ok2, r2 = pcall(Bench.encode, Bench, payload(true))
     debug.sethook()
-    jit_on()
+    jit.on()
     T.eq(nested > 0, true, 'the hook ran in a fetcher')
     T.eq(ok1, true, tostring(r1))
     T.eq(r1, plain)
@@ -782,7 +779,7 @@ T.test('errors encode: the fetch under a debug hook (nested encode, error) keeps
     -- A hook that raises inside each fetcher: the fetch fails, the fields
     -- are read one by one, same bytes, same errors.
     local raised = 0
-    jit_off()
+    jit.off()
     debug.sethook(function()
         if in_fetch() then
             raised = raised + 1
@@ -792,7 +789,7 @@ T.test('errors encode: the fetch under a debug hook (nested encode, error) keeps
     ok1, r1 = pcall(Bench.encode, Bench, payload())
     ok2, r2 = pcall(Bench.encode, Bench, payload(true))
     debug.sethook()
-    jit_on()
+    jit.on()
     T.eq(raised > 0, true, 'the hook raised in a fetcher')
     T.eq(ok1, true, tostring(r1))
     T.eq(r1, plain)
