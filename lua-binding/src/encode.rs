@@ -187,13 +187,6 @@ const KEYS_COUNTED_IN_LUA: usize = 6;
 /// 8,000 slots one C call may use (see [`MESSAGE_BATCH`]).
 const FETCH_MAX_FIELDS: usize = 64;
 
-/// Hosts where [`EncodeCtx::fetch_fields`] is used (the helper table has
-/// a `make_fetcher` on LuaJIT and Lua 5.4).
-const FETCH_IN_LUA: bool = lua::IS_LUAJIT;
-
-/// Hosts where keys are counted by the helper's Lua loops.
-const COUNT_IN_LUA: bool = lua::IS_LUAJIT || lua::IS_LUA54;
-
 /// See [`FETCH_MAX_FIELDS`].
 const FETCH_MAX_DEPTH: u32 = 8;
 
@@ -425,7 +418,7 @@ impl EncodeCtx<'_> {
     /// values fetched by [`Self::fetch_fields`] (strict keys, LuaJIT).
     #[inline(always)]
     fn fetches(&self, plan: &MessagePlan, depth: u32) -> bool {
-        FETCH_IN_LUA
+        lua::IS_LUAJIT
             && self.strict_keys
             && depth <= FETCH_MAX_DEPTH
             && !plan.fields.is_empty()
@@ -905,7 +898,7 @@ impl EncodeCtx<'_> {
         // SAFETY: raw iteration of a table we do not modify; keys are only
         // inspected by type and, for strings, by their bytes.
         unsafe {
-            let counted = if COUNT_IN_LUA && present >= KEYS_COUNTED_IN_LUA { self.count_keys_lua(t) } else { None };
+            let counted = if lua::IS_LUAJIT && present >= KEYS_COUNTED_IN_LUA { self.count_keys_lua(t) } else { None };
             let count = match counted {
                 Some(n) => n,
                 None => {
@@ -1345,7 +1338,7 @@ impl EncodeCtx<'_> {
                 let end = n.min(i + BATCH - 1);
                 // Only read with `COUNT_KEYS` (a batch of `MESSAGE_BATCH`).
                 let mut keys = [usize::MAX; MESSAGE_BATCH];
-                if COUNT_KEYS && count && COUNT_IN_LUA && self.strict_keys && end >= i + MIN_COUNTED_BATCH - 1 {
+                if COUNT_KEYS && count && lua::IS_LUAJIT && self.strict_keys && end >= i + MIN_COUNTED_BATCH - 1 {
                     self.count_batch_keys(arr, i, end, &mut keys);
                 }
                 // An exclusive range: `..=` keeps an exhausted flag.

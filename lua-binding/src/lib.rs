@@ -99,8 +99,8 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
 unsafe fn push_int64_helpers(L: *mut lua_State) {
     // SAFETY: loading and running our own constant chunk.
     unsafe {
-        if lua::IS_LUAJIT || lua::IS_LUA54 {
-            let src = if lua::IS_LUAJIT { int64::LUAJIT_HELPERS } else { int64::LUA54_HELPERS };
+        if lua::IS_LUAJIT {
+            let src = int64::LUAJIT_HELPERS;
             let name = c"=protolua.int64";
             if ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), name.as_ptr()) == 0
                 && ffi::lua_pcall(L, 0, 1, 0) == 0

@@ -15,9 +15,6 @@ pub const LUA_TCDATA: c_int = 10;
 /// True when built for LuaJIT.
 pub const IS_LUAJIT: bool = cfg!(feature = "luajit");
 
-/// Built against PUC Lua 5.4.
-pub const IS_LUA54: bool = cfg!(feature = "lua54");
-
 /// True when Lua has a native 64-bit integer subtype (5.3+).
 pub const HAS_INTEGERS: bool = cfg!(any(feature = "lua54"));
 
