@@ -416,6 +416,8 @@ impl EncodeCtx<'_> {
 
     /// Whether a probed message `plan` at `depth` has its key count and
     /// values fetched by [`Self::fetch_fields`] (strict keys, LuaJIT).
+    /// Not on Lua 5.4: there the fetch, and the Lua key counters, measured
+    /// slower than the C API reads (docs/PERF_LOG.md, perf-fetch-54).
     #[inline(always)]
     fn fetches(&self, plan: &MessagePlan, depth: u32) -> bool {
         lua::IS_LUAJIT
