@@ -510,18 +510,17 @@ impl DecodeCtx<'_> {
         let presize =
             if plan.lean { plan.fields.len().min(b.len() / 2) } else { n.min(plan.fields.len().min(MAX_PRESIZE)) };
         let L = self.L;
-        // SAFETY: at most 3 slots above what the entry points use (10 at
-        // most: see `ROOT_STACK_FREE` in encode.rs): the table, then a key
-        // and a value (or the metatable; or push_cdata's constructor,
-        // which `lua_call` gives a stack of its own), all within the
-        // LUA_MINSTACK (20) a C function starts with, so no
-        // `lua_checkstack` (`message` reserves after lua_createtable
-        // because a GC step there may shrink the stack; LuaJIT and 5.1
-        // halve it only while under a quarter is in use, which leaves
-        // more than a quarter of the old size, over 23 slots, free; 5.4
-        // keeps every C call's 20). Each value is popped by its rawset;
-        // every `vals[..n]` was written above, a LEN value's span inside
-        // `b`.
+        // SAFETY: at most 3 slots above what the entry points use (at most
+        // 9 here: `schema:decode`'s 8 and the map metatable): the table,
+        // then a key and a value (or the metatable; or push_cdata's
+        // constructor, which `lua_call` gives a stack of its own), all
+        // within the LUA_MINSTACK (20) a C function starts with, so no
+        // `lua_checkstack`. A GC step inside these calls cannot take those
+        // slots away: Lua 5.1 and 5.4 shrink a stack only down to the
+        // highest `ci->top` in use, which for this C call is its base + 20,
+        // and LuaJIT's pushes grow the stack themselves when they reach its
+        // end (`incr_top`). Each value is popped by its rawset; every
+        // `vals[..n]` was written above, a LEN value's span inside `b`.
         unsafe {
             ffi::lua_createtable(L, 0, presize as c_int);
             if self.map_mt != 0 {

@@ -59,11 +59,14 @@ local loadstring, format, concat = loadstring, string.format, table.concat
 -- getmetatable, even with a __metatable field, is never nil), one call;
 -- the batch one per table a[i..j], each preceded by the table, its
 -- results built on the stack by recursion (no shared table).
+-- Raised by `build` for a key id that names no key string: that message
+-- can never be fetched.
+local NOT_A_KEY = {}
 local function build(keys, nf, ...)
     local args = { ... }
     local function key(id)
         local k = rawget(keys, id)
-        if type(k) ~= 'string' then error('not a key') end
+        if type(k) ~= 'string' then error(NOT_A_KEY) end
         return format('%q', k)
     end
     local ks, vs = {}, {}
@@ -118,6 +121,9 @@ local function build(keys, nf, ...)
 end
 local function make_fetcher(keys, slot, bslot, ...)
     local ok, f, b = pcall(build, keys, ...)
+    -- Any other error (a hook's, out of memory) is passing: raise it, so
+    -- that nothing is stored and the next encode tries again.
+    if not ok and f ~= NOT_A_KEY then error(f, 0) end
     rawset(keys, slot, ok and f or false)
     if bslot ~= 0 then rawset(keys, bslot, ok and b or false) end
 end

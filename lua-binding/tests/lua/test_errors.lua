@@ -796,3 +796,45 @@ T.test('errors encode: the fetch under a debug hook (nested encode, error) keeps
     T.eq(ok2, false)
     T.eq(tostring(r2):find('field items[3]: unknown field "zz"', 1, true) ~= nil, true, tostring(r2))
 end)
+
+T.test('errors encode: an error while a fetcher is made does not turn fetching off', function()
+    if not T.is_luajit then return end
+    -- A schema of its own: its fetchers are not made yet.
+    local Bench = protolua.load_file(DESC .. 'proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local function payload()
+        return { id = 1, name = 'n', timestamp = 2, score = 1, active = true, note = 'x', kind = 1,
+            delta = 3, ratio = 0.5, big = 4, inner = { id = 7, label = 'in' },
+            items = { { id = 1 }, { id = 2 }, { id = 3 } } }
+    end
+    -- The first line of protolua.fetch a hook sees is the generated chunk
+    -- being run by make_fetcher: raise there once.
+    local seen, raised = 0, false
+    jit.off()
+    debug.sethook(function()
+        local info = debug.getinfo(2, 'S')
+        if info and info.source == '=protolua.fetch' then
+            seen = seen + 1
+            if not raised then
+                raised = true
+                error('hook')
+            end
+        end
+    end, '', 1)
+    local ok1, r1 = pcall(Bench.encode, Bench, payload())
+    seen = 0
+    local ok2, r2 = pcall(Bench.encode, Bench, payload())
+    debug.sethook()
+    jit.on()
+    T.eq(raised, true, 'the hook raised while the fetcher was made')
+    T.eq(ok1, true, tostring(r1))
+    T.eq(ok2, true, tostring(r2))
+    T.eq(r1, r2)
+    T.eq(seen > 0, true, 'the next encode made the fetchers and ran them')
+    -- The key table (the methods' upvalue 1) keeps the fetchers after the
+    -- key strings: none may be `false` (given up) after a passing error.
+    local _, keys = debug.getupvalue(Bench.encode, 1)
+    T.eq(type(keys), 'table')
+    for k, v in pairs(keys) do
+        T.eq(v ~= false, true, 'fetcher slot ' .. tostring(k) .. ' given up')
+    end
+end)
