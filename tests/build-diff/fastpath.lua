@@ -5,7 +5,7 @@
 -- errors must be equal up to 'at byte N' for a missing required field (the
 -- position is the input's end). Every case is also written to OUT, so two
 -- builds can be compared.
---   luajit tests/diff/fastpath.lua SODIR FDSDIR GENFDS OUT SEED COUNT
+--   luajit tests/build-diff/fastpath.lua SODIR FDSDIR GENFDS OUT SEED COUNT
 local sodir, fdsdir, genfds, outpath, seed, count = arg[1], arg[2], arg[3], arg[4], tonumber(arg[5]), tonumber(arg[6])
 package.cpath = sodir .. '/?.so;' .. package.cpath
 local protolua = require('protolua')

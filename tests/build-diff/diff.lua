@@ -1,7 +1,7 @@
 -- Differential test of two protolua builds (review-5): run this script once
 -- per build, each in its own process, and compare the output files.
 --
---   luajit tests/diff/diff.lua SODIR FDSDIR OUT SEED COUNT [PHASE]
+--   luajit tests/build-diff/diff.lua SODIR FDSDIR OUT SEED COUNT [PHASE]
 --
 -- SODIR holds the build as protolua.so; FDSDIR is fixtures/descriptors;
 -- every line of OUT is one case: its input, then the result (bytes as hex,

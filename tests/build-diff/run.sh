@@ -3,7 +3,7 @@
 # holds the module as protolua.so, e.g.
 #   CARGO_TARGET_DIR=/tmp/t-new cargo build --release -p protolua --no-default-features --features luajit,module
 #   mkdir new && cp /tmp/t-new/release/libprotolua.so new/protolua.so
-# usage: tests/diff/run.sh INTERP NEWDIR OLDDIR "SEEDS" COUNT [OUTDIR]
+# usage: tests/build-diff/run.sh INTERP NEWDIR OLDDIR "SEEDS" COUNT [OUTDIR]
 # Compares the result column of every case; prints per seed 'same' or the
 # number of differing cases. A few differences can be noise: when a message
 # is walked (sparse, see docs/ARCHITECTURE.md) and two of its fields are
