@@ -125,16 +125,8 @@ local function emit(...)
 end
 
 -- Wire helpers (values as byte strings: no 64-bit arithmetic needed).
-local function varint(n) -- 0 <= n < 2^53
-    local b = {}
-    repeat
-        local x = n % 128
-        n = (n - x) / 128
-        b[#b + 1] = string.char(n > 0 and x + 128 or x)
-    until n == 0
-    return table.concat(b)
-end
-local function tag(num, wt) return varint(num * 8 + wt) end
+local wire = dofile((arg[0]:match('^(.*/)') or './') .. 'wire.lua')
+local varint, tag = wire.varint, wire.tag
 local function rbytes(n)
     local b = {}
     for i = 1, n do b[i] = string.char(rnd(256) - 1) end

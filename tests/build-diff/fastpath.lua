@@ -34,15 +34,8 @@ local function ser(v)
     local mt = debug.getmetatable(v)
     return '{' .. table.concat(parts, ',') .. '}' .. (mt and ('mt:' .. tostring(rawget(mt, '__serialize'))) or '')
 end
-local function varint(n)
-    local b = {}
-    repeat
-        local x = n % 128
-        n = (n - x) / 128
-        b[#b + 1] = string.char(n > 0 and x + 128 or x)
-    until n == 0
-    return table.concat(b)
-end
+-- The wire helpers shared by the scripts here.
+local varint = dofile((arg[0]:match('^(.*/)') or './') .. 'wire.lua').varint
 local function rbytes(n)
     local b = {}
     for i = 1, n do b[i] = string.char(rnd(256) - 1) end

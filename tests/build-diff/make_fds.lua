@@ -3,15 +3,8 @@
 -- results near FETCH_MAX_RESULTS, 65 fields, deep recursion) and decode's
 -- fast path (every scalar kind at numbers 1..15, proto2 required and open
 -- enums). Usage: lua make_fds.lua OUT.fds
-local function varint(n)
-    local b = {}
-    repeat
-        local x = n % 128
-        n = (n - x) / 128
-        b[#b + 1] = string.char(n > 0 and x + 128 or x)
-    until n == 0
-    return table.concat(b)
-end
+-- The wire helpers shared by the scripts here.
+local varint = dofile((arg[0]:match('^(.*/)') or './') .. 'wire.lua').varint
 local function len(num, s) return varint(num * 8 + 2) .. varint(#s) .. s end
 local function vint(num, v) return varint(num * 8) .. varint(v) end
 local T = { double = 1, float = 2, int64 = 3, uint64 = 4, int32 = 5, fixed64 = 6, fixed32 = 7, bool = 8,

@@ -28,7 +28,7 @@ for s in $SEEDS; do
     echo "seed $s: $(diff <(sed 's/.* => //' "$OUT/n-$s.txt") <(sed 's/.* => //' "$OUT/o-$s.txt") | grep -ac '^<') differ"
   fi
   for b in n:"$N" o:"$O"; do
-    $I "$here/fastpath.lua" "${b#*:}" "$FDS" "$OUT/gen.fds" "$OUT/f${b%%:*}-$s.txt" "$s" 100000 | tail -n 1
+    $I "$here/fastpath.lua" "${b#*:}" "$FDS" "$OUT/gen.fds" "$OUT/f${b%%:*}-$s.txt" "$s" ${FAST_COUNT:-100000} | tail -n 1
   done
   cmp -s "$OUT/fn-$s.txt" "$OUT/fo-$s.txt" && echo "seed $s fast path: same" || echo "seed $s fast path: DIFFER"
 done
