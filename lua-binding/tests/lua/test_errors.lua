@@ -757,44 +757,41 @@ T.test('errors encode: the fetch under a debug hook (nested encode, error) keeps
         local info = debug.getinfo(3, 'S')
         return info and info.source == '=protolua.fetch'
     end
+    -- Encode a good and a bad payload with `hook` run at every line (the
+    -- JIT off, so that compiled fetchers reach it too): same bytes, same
+    -- error as without it.
+    local function same_under(hook)
+        jit.off()
+        debug.sethook(hook, '', 1)
+        local ok1, r1 = pcall(Bench.encode, Bench, payload())
+        local ok2, r2 = pcall(Bench.encode, Bench, payload(true))
+        debug.sethook()
+        jit.on()
+        T.eq(ok1, true, tostring(r1))
+        T.eq(r1, plain)
+        T.eq(ok2, false)
+        T.eq(tostring(r2):find('field items[3]: unknown field "zz"', 1, true) ~= nil, true, tostring(r2))
+    end
     -- A hook that runs a whole encode inside each fetcher: the outer values
     -- and counts are the outer call's own.
     local nested = 0
-    jit.off()
-    debug.sethook(function()
+    same_under(function()
         if in_fetch() then
             nested = nested + 1
             assert(Bench:encode(payload()) == plain)
         end
-    end, '', 1)
-    local ok1, r1 = pcall(Bench.encode, Bench, payload())
-    local ok2, r2 = pcall(Bench.encode, Bench, payload(true))
-    debug.sethook()
-    jit.on()
+    end)
     T.eq(nested > 0, true, 'the hook ran in a fetcher')
-    T.eq(ok1, true, tostring(r1))
-    T.eq(r1, plain)
-    T.eq(ok2, false)
-    T.eq(tostring(r2):find('field items[3]: unknown field "zz"', 1, true) ~= nil, true, tostring(r2))
     -- A hook that raises inside each fetcher: the fetch fails, the fields
     -- are read one by one, same bytes, same errors.
     local raised = 0
-    jit.off()
-    debug.sethook(function()
+    same_under(function()
         if in_fetch() then
             raised = raised + 1
             error('hook')
         end
-    end, '', 1)
-    ok1, r1 = pcall(Bench.encode, Bench, payload())
-    ok2, r2 = pcall(Bench.encode, Bench, payload(true))
-    debug.sethook()
-    jit.on()
+    end)
     T.eq(raised > 0, true, 'the hook raised in a fetcher')
-    T.eq(ok1, true, tostring(r1))
-    T.eq(r1, plain)
-    T.eq(ok2, false)
-    T.eq(tostring(r2):find('field items[3]: unknown field "zz"', 1, true) ~= nil, true, tostring(r2))
 end)
 
 T.test('errors encode: an error while a fetcher is made does not turn fetching off', function()
