@@ -146,8 +146,19 @@ pub unsafe fn push_bool(L: *mut lua_State, v: bool) {
 pub unsafe fn rawgeti(L: *mut lua_State, idx: c_int, n: i64) -> c_int {
     // SAFETY: caller's contract; raw access runs no metamethods and cannot raise.
     unsafe {
-        push_rawgeti(L, idx, n);
-        ffi::lua_type(L, -1)
+        let ty;
+        // 5.3+'s `lua_rawgeti` returns the type pushed: one C API call
+        // instead of two (per array element in `each_element`).
+        #[cfg(not(any(feature = "luajit", feature = "lua51")))]
+        {
+            ty = ffi::lua_rawgeti(L, idx, n as ffi::lua_Integer);
+        }
+        #[cfg(any(feature = "luajit", feature = "lua51"))]
+        {
+            push_rawgeti(L, idx, n);
+            ty = ffi::lua_type(L, -1);
+        }
+        ty
     }
 }
 
