@@ -241,6 +241,7 @@ impl EncodeCtx<'_> {
     /// `L` valid; `t` absolute; `keys`/`helpers` index the schema's tables;
     /// at least [`ROOT_STACK_FREE`] free stack slots (the root message does
     /// not call `lua_checkstack`).
+    #[inline(always)]
     pub unsafe fn encode_root(&self, msg: u32, t: c_int, out: &mut EncodeBuffers) -> Result<(), CodecError> {
         // SAFETY: forwarded.
         unsafe {
