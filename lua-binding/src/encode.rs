@@ -20,6 +20,7 @@
 //! protected.
 
 use std::cmp::Ordering;
+use std::mem::MaybeUninit;
 use std::os::raw::c_int;
 
 use pbwire::{EncodedTag, Tag, WireType, Writer, utf8, zigzag};
@@ -34,6 +35,10 @@ use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
 
 /// Oneofs whose set member is tracked in a frame-local array.
 const TRACKED_ONEOFS: usize = 8;
+
+/// Fields the walk keeps on its own frame before it uses
+/// `EncodeBuffers::fields` (see [`EncodeCtx::walk_fields`]).
+const WALK_LOCAL: usize = 8;
 
 /// A map entry already written, waiting to be put in key order.
 #[derive(Clone, Copy)]
@@ -110,11 +115,12 @@ fn reorder_parts(buf: &mut Vec<u8>, region: usize, parts: impl Iterator<Item = (
 
 /// Swap the two parts of `buf[region..]`: its first `first` bytes and the
 /// rest (either may be empty: a proto3 zero value writes nothing). Up to
-/// 16 bytes (two small fields, the sparse tables' common case) it is one
-/// `u128` load, two shifts and one store, on 16 zero bytes appended and cut
-/// off again (a reallocation only when the reused buffer is at capacity);
-/// `rotate_left` would make three libc calls (copy out, move down, copy
-/// back) for a few bytes.
+/// 16 bytes (two small fields, the sparse tables' common case) it is three
+/// 16-byte copies through a 32-byte stack buffer holding the region twice
+/// over, whose window at `first` is the rotated region; the copies may
+/// carry bytes of the vector's spare capacity (16 bytes are reserved),
+/// which stay past its length. `rotate_left` would make three libc calls
+/// (copy out, move down, copy back) for a few bytes.
 fn rotate_region(buf: &mut Vec<u8>, region: usize, first: usize) {
     let len = buf.len();
     let m = len - region;
@@ -125,16 +131,22 @@ fn rotate_region(buf: &mut Vec<u8>, region: usize, first: usize) {
         buf[region..].rotate_left(first);
         return;
     }
-    buf.extend_from_slice(&[0u8; 16]);
-    if let Some(chunk) = buf[region..].first_chunk_mut::<16>() {
-        // Bytes m..16 of the chunk are the zeros just appended, and both
-        // shifts are between 8 and 120 bits.
-        let x = u128::from_le_bytes(*chunk);
-        let (a_bits, b_bits) = (8 * first as u32, 8 * (m - first) as u32);
-        let a = x & ((1u128 << a_bits) - 1);
-        *chunk = ((x >> a_bits) | (a << b_bits)).to_le_bytes();
+    buf.reserve(16);
+    let mut twice = MaybeUninit::<[u8; 32]>::uninit();
+    // SAFETY: `region + 16 <= len + 16 <= capacity`, so the 16 bytes read
+    // and written at `region` are inside the allocation; `m <= 16` and
+    // `first < m` keep both copies into `twice` (at 0 and `m`) and the
+    // copy out of it (at `first`) inside its 32 bytes. The copies move
+    // possibly uninitialised bytes as raw memory, never read as values;
+    // bytes `region..len` all come from the initialised region, the rest
+    // land past `len`.
+    unsafe {
+        let p = buf.as_mut_ptr().add(region);
+        let t = twice.as_mut_ptr().cast::<u8>();
+        std::ptr::copy_nonoverlapping(p, t, 16);
+        std::ptr::copy_nonoverlapping(p, t.add(m), 16);
+        std::ptr::copy_nonoverlapping(t.add(first), p, 16);
     }
-    buf.truncate(len);
 }
 
 /// Everything an encode needs besides the buffers.
@@ -229,6 +241,7 @@ impl EncodeCtx<'_> {
     /// `L` valid; `t` absolute; `keys`/`helpers` index the schema's tables;
     /// at least [`ROOT_STACK_FREE`] free stack slots (the root message does
     /// not call `lua_checkstack`).
+    #[inline(always)]
     pub unsafe fn encode_root(&self, msg: u32, t: c_int, out: &mut EncodeBuffers) -> Result<(), CodecError> {
         // SAFETY: forwarded.
         unsafe {
@@ -657,6 +670,13 @@ impl EncodeCtx<'_> {
     /// Visit the keys `t` has with `lua_next` (see the module doc), then
     /// put the fields' bytes in number order. Returns how many fields are
     /// set and whether a required one is absent. Checks strict keys too.
+    ///
+    /// The fields' bytes tile the region from where the message starts, so
+    /// each is known by its number and where it ends. The first
+    /// [`WALK_LOCAL`] are kept in arrays on this frame (a sparse table's
+    /// usual case: no `Vec` push per field), the rest go to `out.fields`
+    /// (stack discipline across nesting). Only fields that came out of
+    /// number order are moved afterwards.
     #[inline(never)]
     unsafe fn walk_fields(
         &self,
@@ -668,51 +688,56 @@ impl EncodeCtx<'_> {
     ) -> Res<(usize, bool)> {
         let L = self.L;
         let Some(index) = self.index else { return Ok((0, false)) };
+        let keys = index.message(mi);
         let region = out.w.len();
         let first = out.fields.len();
+        // Written before read: entry `i` once field `i` is done.
+        let mut ends = [MaybeUninit::<usize>::uninit(); WALK_LOCAL];
+        let mut numbers = [MaybeUninit::<u32>::uninit(); WALK_LOCAL];
         let mut present = 0usize;
         let mut required = 0usize;
+        let mut last = 0u32;
+        let mut sorted = true;
         let mut oneof_set = [0u16; TRACKED_ONEOFS];
         // SAFETY: raw iteration of a table the walk does not modify; a key
         // is read as a string only after its type is checked (lua_tolstring
-        // would convert a number in place and break lua_next); the key and
-        // value sit at `base + 1`, `base + 2`, the caller reserved the stack.
+        // would convert a number in place and break lua_next); after
+        // `lua_next` the key is at -2 and the value at -1 (the absolute
+        // slot is asked for only where a callee needs it); the caller
+        // reserved the stack.
         unsafe {
-            let base = ffi::lua_gettop(L);
-            let (k, v) = (base + 1, base + 2);
             ffi::lua_pushnil(L);
             while ffi::lua_next(L, t) != 0 {
-                let kty = ffi::lua_type(L, k);
-                let fi = if kty == ffi::LUA_TSTRING {
-                    let key = lua::string_bytes(L, k);
-                    index.field(mi, plan, key.as_ptr() as usize, key)
-                } else {
-                    None
-                };
+                let kty = ffi::lua_type(L, -2);
+                let mut fi = None;
+                if kty == ffi::LUA_TSTRING {
+                    fi = keys.by_address(lua::string_id(L, -2));
+                    if fi.is_none() {
+                        fi = keys.by_bytes(plan, lua::string_bytes(L, -2));
+                    }
+                }
                 let Some(fi) = fi else {
                     if self.strict_keys {
                         let e = if kty == ffi::LUA_TSTRING {
-                            ErrorKind::UnknownKey(ShortStr::new(lua::string_bytes(L, k)))
+                            ErrorKind::UnknownKey(ShortStr::new(lua::string_bytes(L, -2)))
                         } else {
                             ErrorKind::NonStringKey(lua_type_name(kty))
                         };
-                        ffi::lua_settop(L, base);
+                        ffi::lua_settop(L, -3);
                         out.fields.truncate(first);
                         return Err(self.err.set(CodecError::new(e, None)));
                     }
-                    ffi::lua_settop(L, k);
+                    ffi::lua_settop(L, -2);
                     continue;
                 };
                 let f = &plan.fields[fi];
-                let ty = ffi::lua_type(L, v);
-                if ty == lua::LUA_TCDATA && self.is_null(v) {
+                let ty = ffi::lua_type(L, -1);
+                if ty == lua::LUA_TCDATA && self.is_null(-1) {
                     // box.NULL / msgpack.NULL: absent.
-                    ffi::lua_settop(L, k);
+                    ffi::lua_settop(L, -2);
                     continue;
                 }
-                present += 1;
                 required += f.required as usize;
-                let start = out.w.len();
                 let mut r = Ok(());
                 if f.oneof != NO_ONEOF {
                     r = self.check_oneof(mi, plan, t, fi, &mut oneof_set, true);
@@ -720,36 +745,102 @@ impl EncodeCtx<'_> {
                 if r.is_ok() {
                     r = match f.card {
                         Card::Single if self.single_fast(f, -1, ty, &mut out.w) => Ok(()),
-                        Card::Single => {
-                            self.single(f, v, ty, depth, 0, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))
-                        }
-                        Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
-                        Card::Map => self.map(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_map(mi, fi))),
+                        card => self.walk_value(mi, fi, f, card, ty, depth, out),
                     };
                 }
                 if r.is_err() {
-                    ffi::lua_settop(L, base);
+                    ffi::lua_settop(L, -3);
                     out.fields.truncate(first);
                     return r.map(|_| (0, false));
                 }
-                out.fields.push(FieldBytes { number: f.number, start, end: out.w.len() });
-                ffi::lua_settop(L, k);
+                let end = out.w.len();
+                sorted &= f.number > last;
+                last = f.number;
+                if present < WALK_LOCAL {
+                    ends[present].write(end);
+                    numbers[present].write(f.number);
+                } else {
+                    self.walk_spill(present, &ends, &numbers, region, Some((f.number, end)), out);
+                }
+                present += 1;
+                ffi::lua_settop(L, -2);
             }
         }
-        let fields = &mut out.fields[first..];
-        if let [a, b] = fields {
-            // Two fields (a sparse table's common case) that came out of
-            // order: their bytes tile the region, so one rotation in place
-            // puts them right, without the sort and the copy out and back.
-            if a.number > b.number {
-                rotate_region(out.w.as_mut_vec(), region, a.end - a.start);
+        if !sorted {
+            if present == 2 {
+                // Two fields (a sparse table's common case) that came out
+                // of order: their bytes tile the region, so one rotation in
+                // place puts them right, without the sort and the copy out
+                // and back.
+                // SAFETY: field 0 is done.
+                rotate_region(out.w.as_mut_vec(), region, unsafe { ends[0].assume_init() } - region);
+            } else {
+                if present <= WALK_LOCAL {
+                    self.walk_spill(present, &ends, &numbers, region, None, out);
+                }
+                let fields = &mut out.fields[first..];
+                fields.sort_unstable_by_key(|f| f.number);
+                reorder_parts(out.w.as_mut_vec(), region, fields.iter().map(|f| (f.start, f.end)));
             }
-        } else if !fields.windows(2).all(|w| w[0].number < w[1].number) {
-            fields.sort_unstable_by_key(|f| f.number);
-            reorder_parts(out.w.as_mut_vec(), region, fields.iter().map(|f| (f.start, f.end)));
         }
         out.fields.truncate(first);
         Ok((present, required < plan.required.len()))
+    }
+
+    /// Moves the walk's fields to `out.fields`: the first `n` (at most
+    /// [`WALK_LOCAL`]), kept on the walk's frame, when `n` reaches
+    /// [`WALK_LOCAL`] or the fields must be sorted, then `extra` (number,
+    /// end), a field past the frame's.
+    #[cold]
+    fn walk_spill(
+        &self,
+        n: usize,
+        ends: &[MaybeUninit<usize>; WALK_LOCAL],
+        numbers: &[MaybeUninit<u32>; WALK_LOCAL],
+        region: usize,
+        extra: Option<(u32, usize)>,
+        out: &mut EncodeBuffers,
+    ) {
+        if n <= WALK_LOCAL {
+            let mut start = region;
+            for i in 0..n {
+                // SAFETY: the walk wrote entries `0..n` (its fields done).
+                let (number, end) = unsafe { (numbers[i].assume_init(), ends[i].assume_init()) };
+                out.fields.push(FieldBytes { number, start, end });
+                start = end;
+            }
+        }
+        if let Some((number, end)) = extra {
+            // At least WALK_LOCAL of this walk's fields are there.
+            let start = out.fields.last().map_or(region, |f| f.end);
+            out.fields.push(FieldBytes { number, start, end });
+        }
+    }
+
+    /// A walked field's value (at the top of the stack) that
+    /// [`Self::single_fast`] did not take.
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn walk_value(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        card: Card,
+        ty: c_int,
+        depth: u32,
+        out: &mut EncodeBuffers,
+    ) -> Res {
+        // SAFETY: the value is at the top of the stack; the callees take
+        // its absolute slot.
+        unsafe {
+            let v = ffi::lua_gettop(self.L);
+            match card {
+                Card::Single => self.single(f, v, ty, depth, 0, out).map_err(|_| self.err.with(|e| e.in_field(mi, fi))),
+                Card::Repeated => self.repeated(mi, fi, f, v, ty, depth, out),
+                Card::Map => self.map(f, v, ty, depth, out).map_err(|_| self.err.with(|e| e.in_map(mi, fi))),
+            }
+        }
     }
 
     /// Is the cdata at `v` a NULL pointer (`box.NULL`)?
@@ -1652,5 +1743,28 @@ impl EncodeCtx<'_> {
             return Err(self.err.set(CodecError::new(ErrorKind::OutOfRange { value, ty: kind.proto_name() }, None)));
         }
         Ok(x)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rotate_region;
+
+    #[test]
+    fn rotate_region_matches_rotate_left() {
+        for cap_extra in [0usize, 3, 40] {
+            for region in [0usize, 5] {
+                for m in 0..=20usize {
+                    for first in 0..=m {
+                        let mut buf: Vec<u8> = Vec::with_capacity(region + m + cap_extra);
+                        buf.extend((0..region + m).map(|i| i as u8 + 1));
+                        let mut want = buf.clone();
+                        want[region..].rotate_left(first);
+                        rotate_region(&mut buf, region, first);
+                        assert_eq!(buf, want, "region {region} m {m} first {first}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -3,7 +3,8 @@
 //! Field names are interned in the schema's key table. Lua interns short
 //! strings (LuaJIT every string, Lua 5.4 those up to 40 bytes), so the key
 //! of a user's table that names a field is the very string object in the
-//! key table, and its data pointer identifies it. Each message gets a
+//! key table, and its address ([`crate::lua::string_id`]: the object on
+//! LuaJIT and 5.4, the bytes on 5.1) identifies it. Each message gets a
 //! small open-addressing table from that pointer to the field index: one
 //! multiply and usually one probe. A key that misses there (not a field of
 //! this message, or a Lua 5.4 long string, which is not interned) is then
@@ -35,7 +36,8 @@ pub struct KeyIndex {
     messages: Box<[MessageKeys]>,
 }
 
-struct MessageKeys {
+/// One message's part of a [`KeyIndex`] ([`KeyIndex::message`]).
+pub struct MessageKeys {
     /// `(address, field index)`; address 0 is an empty slot. Length is a
     /// power of two, at least twice the field count.
     slots: Box<[(usize, u16)]>,
@@ -82,19 +84,13 @@ impl KeyIndex {
     /// bytes `bytes`, if any.
     #[inline(always)]
     pub fn field(&self, mi: u32, plan: &MessagePlan, addr: usize, bytes: &[u8]) -> Option<usize> {
-        let m = &self.messages[mi as usize];
-        let mask = m.slots.len() - 1;
-        let mut i = hash(addr, m.shift);
-        loop {
-            let (a, fi) = m.slots[i];
-            if a == addr {
-                return Some(fi as usize);
-            }
-            if a == 0 {
-                return m.by_bytes(plan, bytes);
-            }
-            i = (i + 1) & mask;
-        }
+        self.messages[mi as usize].field(plan, addr, bytes)
+    }
+
+    /// Message `mi`'s keys, for a walk's repeated lookups.
+    #[inline(always)]
+    pub fn message(&self, mi: u32) -> &MessageKeys {
+        &self.messages[mi as usize]
     }
 
     /// How many fields the last encode of message `mi` found set
@@ -112,6 +108,41 @@ impl KeyIndex {
 }
 
 impl MessageKeys {
+    /// The field whose key string is the object at `addr` (not 0), if any.
+    #[inline(always)]
+    pub fn by_address(&self, addr: usize) -> Option<usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = hash(addr, self.shift);
+        loop {
+            let (a, fi) = self.slots[i & mask];
+            if a == addr {
+                return Some(fi as usize);
+            }
+            if a == 0 {
+                return None;
+            }
+            i += 1;
+        }
+    }
+
+    /// The field of this message (`plan`) named by the key string at
+    /// `addr` with bytes `bytes`, if any.
+    #[inline(always)]
+    pub fn field(&self, plan: &MessagePlan, addr: usize, bytes: &[u8]) -> Option<usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = hash(addr, self.shift);
+        loop {
+            let (a, fi) = self.slots[i & mask];
+            if a == addr {
+                return Some(fi as usize);
+            }
+            if a == 0 {
+                return self.by_bytes(plan, bytes);
+            }
+            i += 1;
+        }
+    }
+
     fn new(plans: &Plans, plan: &MessagePlan, key_addr: &[usize]) -> MessageKeys {
         let len = (plan.fields.len() * 2).next_power_of_two().max(4);
         let shift = 64 - len.trailing_zeros();
@@ -149,8 +180,9 @@ impl MessageKeys {
         }
     }
 
+    /// The field named `bytes`, if any.
     #[cold]
-    fn by_bytes(&self, plan: &MessagePlan, bytes: &[u8]) -> Option<usize> {
+    pub fn by_bytes(&self, plan: &MessagePlan, bytes: &[u8]) -> Option<usize> {
         self.by_name
             .binary_search_by(|&fi| plan.fields[fi as usize].name.as_bytes().cmp(bytes))
             .ok()

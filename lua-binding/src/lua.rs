@@ -97,6 +97,29 @@ pub unsafe fn string_bytes<'a>(L: *mut lua_State, idx: c_int) -> &'a [u8] {
     }
 }
 
+/// An address identifying the string at `idx` (the caller has checked
+/// `lua_type == LUA_TSTRING`), never 0: on LuaJIT and Lua 5.4 the string
+/// object (`lua_topointer`, which 5.4 documents for strings and LuaJIT
+/// answers with the object: cheaper than `lua_tolstring`, which also
+/// stores the length), on 5.1 (whose `lua_topointer` gives strings none)
+/// its bytes. Two interned strings with the same bytes are one object, so
+/// they have one address; the address holds while the string is reachable
+/// (no Lua collector moves objects).
+///
+/// # Safety
+/// `idx` holds a string.
+#[inline(always)]
+pub unsafe fn string_id(L: *mut lua_State, idx: c_int) -> usize {
+    // SAFETY: a string slot: neither call converts or raises.
+    unsafe {
+        if cfg!(feature = "lua51") && !IS_LUAJIT {
+            string_bytes(L, idx).as_ptr() as usize
+        } else {
+            ffi::lua_topointer(L, idx) as usize
+        }
+    }
+}
+
 /// Push a 32-bit-or-smaller integer the way this Lua represents integers.
 /// Where `lua_Integer` has 64 bits, that is `lua_pushinteger` on every Lua:
 /// on LuaJIT and 5.1 it makes the same double as `lua_pushnumber` without

@@ -140,6 +140,7 @@ unsafe fn call_options(L: *mut lua_State, inner: &SchemaInner, opts: c_int, what
 /// pushed at most 8 values above its base (`schema:encode` pushes 8): of
 /// the `LUA_MINSTACK` (20) slots, this function takes up to 2 and the root
 /// message [`crate::encode::ROOT_STACK_FREE`] without `lua_checkstack`.
+#[inline(always)]
 pub unsafe fn encode_with(
     L: *mut lua_State,
     inner: &SchemaInner,

@@ -348,7 +348,7 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
         let mut key_addr = Vec::with_capacity(inner.plans.keys.len());
         for i in 1..=inner.plans.keys.len() {
             lua::push_rawgeti(L, keys, i as i64);
-            key_addr.push(lua::string_bytes(L, -1).as_ptr() as usize);
+            key_addr.push(lua::string_id(L, -1));
             ffi::lua_settop(L, keys);
         }
         let _ = inner.key_index.set(KeyIndex::new(&inner.plans, &key_addr));
