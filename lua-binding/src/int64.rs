@@ -37,7 +37,9 @@ pub const HELPER_COUNT_BATCH_KEYS: i64 = 10;
 /// it is a table (else `m + 1` nils); and, when `bslot` is not 0, in
 /// `keys[bslot]` a function `fetch_batch(a, i, j)` that returns, for each
 /// table `a[i]`, ..., `a[j]`, the table itself, its key count and its
-/// values (nothing nested).
+/// values (nothing nested). Each "key count" is a count slot: the count
+/// (at most 2^20 − 1) plus 2^20 × the type codes of the first 11 values
+/// that follow it, 3 bits each (see `encode::unpack_count`).
 /// `false` where a function cannot be made (e.g. without `loadstring`).
 /// See `EncodeCtx::fetch_fields` and `EncodeCtx::fetched_elements`.
 pub const HELPER_MAKE_FETCHER: i64 = 11;
@@ -62,6 +64,25 @@ local loadstring, format, concat = loadstring, string.format, table.concat
 -- Raised by `build` for a key id that names no key string: that message
 -- can never be fetched.
 local NOT_A_KEY = {}
+-- The count slot's layout (`encode::FETCH_COUNT_BITS`, `FETCH_CODED`).
+local CMAX, TYPES, CODED = 1048575, 1048576, 11
+-- The type codes of the values named in `vals` (at most CODED), 3 bits
+-- each, the first lowest: lua_type's number for nil, boolean, number,
+-- string and table, 7 for any other type (asked with `type`: a NULL
+-- cdata is `== nil`). A compiled fetcher knows each value's type from the
+-- guard of its load, so the expression folds to a constant there.
+local function coded(vals)
+    local s = '0'
+    local m = #vals
+    if m > CODED then m = CODED end
+    for i = m, 1, -1 do
+        local x = vals[i]
+        s = '(type(' .. x .. ') == "number" and 3 or type(' .. x .. ') == "string" and 4 or type('
+            .. x .. ') == "table" and 5 or type(' .. x .. ') == "nil" and 0 or type(' .. x
+            .. ') == "boolean" and 1 or 7) + 8 * (' .. s .. ')'
+    end
+    return s
+end
 local function build(keys, nf, ...)
     local args = { ... }
     local function key(id)
@@ -71,6 +92,12 @@ local function build(keys, nf, ...)
     end
     local ks, vs = {}, {}
     for i = 1, nf do ks[i], vs[i] = key(args[i]), 'v' .. i end
+    -- The count slot: the key count (at most CMAX) plus TYPES * the type
+    -- codes of the first CODED values, 3 bits each (`coded`).
+    local function count(c, vals)
+        return 'if ' .. c .. ' > CMAX then ' .. c .. ' = CMAX end\n'
+            .. c .. ' = ' .. c .. ' + TYPES * (' .. coded(vals) .. ')\n'
+    end
     local plain = 't[' .. concat(ks, '], t[') .. ']'
     local raw = 'rawget(t, ' .. concat(ks, '), rawget(t, ') .. ')'
     -- Nested fields: (field index, field count, key ids...) after the ids.
@@ -89,17 +116,19 @@ local function build(keys, nf, ...)
             .. x .. '[' .. concat(sk, '], ' .. x .. '[') .. ']\n'
             .. '  else ' .. concat(sv, ', ') .. ' = rawget(' .. x .. ', '
             .. concat(sk, '), rawget(' .. x .. ', ') .. ') end\n'
+            .. count(c, sv)
             .. 'end\n'
         rets[#rets + 1] = c .. ', ' .. concat(sv, ', ')
         p = p + 2 + m
     end
-    local src = 'local next, rawget, getmetatable, type = ...\n'
+    local src = 'local next, rawget, getmetatable, type, CMAX, TYPES = ...\n'
         .. 'local function fetch(t)\n'
         .. 'local n = 0\n'
         .. 'for _ in next, t do n = n + 1 end\n'
         .. 'local ' .. concat(vs, ', ') .. '\n'
         .. 'if getmetatable(t) == nil then ' .. concat(vs, ', ') .. ' = ' .. plain .. '\n'
         .. 'else ' .. concat(vs, ', ') .. ' = ' .. raw .. ' end\n'
+        .. count('n', vs)
         .. concat(nest)
         .. 'return ' .. concat(rets, ', ') .. '\n'
         .. 'end\n'
@@ -107,17 +136,17 @@ local function build(keys, nf, ...)
         .. '  local t = rawget(a, i)\n'
         .. '  local n = 0\n'
         .. '  for _ in next, t do n = n + 1 end\n'
-        .. '  if i == j then\n'
-        .. '    if getmetatable(t) == nil then return t, n, ' .. plain .. ' end\n'
-        .. '    return t, n, ' .. raw .. '\n'
-        .. '  end\n'
-        .. '  if getmetatable(t) == nil then return t, n, ' .. plain .. ', fetch_batch(a, i + 1, j) end\n'
-        .. '  return t, n, ' .. raw .. ', fetch_batch(a, i + 1, j)\n'
+        .. '  local ' .. concat(vs, ', ') .. '\n'
+        .. '  if getmetatable(t) == nil then ' .. concat(vs, ', ') .. ' = ' .. plain .. '\n'
+        .. '  else ' .. concat(vs, ', ') .. ' = ' .. raw .. ' end\n'
+        .. count('n', vs)
+        .. '  if i == j then return t, n, ' .. concat(vs, ', ') .. ' end\n'
+        .. '  return t, n, ' .. concat(vs, ', ') .. ', fetch_batch(a, i + 1, j)\n'
         .. 'end\n'
         .. 'return fetch, fetch_batch\n'
     local chunk = loadstring and loadstring(src, '=protolua.fetch')
     if not chunk then return false end
-    return chunk(next, rawget, getmetatable, type)
+    return chunk(next, rawget, getmetatable, type, CMAX, TYPES)
 end
 local function make_fetcher(keys, slot, bslot, ...)
     local ok, f, b = pcall(build, keys, ...)
