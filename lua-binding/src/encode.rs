@@ -226,7 +226,9 @@ const ELEMENT_BATCH: usize = 32;
 /// The same for sub-message elements. Each nesting level holds its batch
 /// on the Lua stack while the element is encoded, and one C call may use
 /// at most `LUAI_MAXCSTACK` (8,000) slots on LuaJIT and 5.1: a small batch
-/// keeps 200 levels (`max_depth`'s ceiling) well inside it.
+/// keeps 200 levels (`max_depth`'s ceiling) well inside it. The batch
+/// fetcher's Lua source (`int64::LUAJIT_HELPERS`, `BATCH`) is unrolled
+/// for this many tables: change both together.
 const MESSAGE_BATCH: usize = 8;
 
 /// Strict keys, LuaJIT: a batch of sub-message elements has its tables'
