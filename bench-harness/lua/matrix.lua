@@ -58,7 +58,7 @@ local VARIANTS = 64
 -- than 32 same-hash strings in one chain of the string table. LuaJIT then
 -- switches that chain to its dense hash (LUAJIT_SECURITY_STRHASH) until
 -- the table is next resized, and every later encode of the cell's table
--- hashes its whole output again (Person 100KB: ~200,000 instructions,
+-- hashes its whole output again (Person 100KB: ~150,000 instructions,
 -- ~25 % of the encode's time), while the floor's output, whose variants
 -- are not made before its timing, keeps the sparse hash.
 local function variants(c)
