@@ -208,6 +208,28 @@ const FETCH_MAX_DEPTH: u32 = 8;
 /// 8 × 18 slots a level.
 const FETCH_BATCH_MAX_FIELDS: usize = 16;
 
+/// A fetch's count slot (see `int64::HELPER_MAKE_FETCHER`): the key
+/// count in its low bits (at most `2^FETCH_COUNT_BITS − 1`: a larger count
+/// is clamped, which only a table with far more keys than fields has, so
+/// it fails the strict-key comparison either way), then 3 bits per value
+/// for the first [`FETCH_CODED`] values: their `lua_type`, or 7 for a type
+/// the fetcher does not name (the probe then asks `lua_type`).
+const FETCH_COUNT_BITS: u32 = 20;
+
+/// See [`FETCH_COUNT_BITS`]: 20 + 3 × 11 = 53 bits, exact in a double.
+const FETCH_CODED: usize = 11;
+
+/// Type codes that name no type: every value's type is asked of Lua.
+const FETCH_NO_CODES: u64 = (1 << (3 * FETCH_CODED)) - 1;
+
+/// Split a fetch's count slot (see [`FETCH_COUNT_BITS`]) into the key
+/// count and the values' type codes.
+#[inline(always)]
+fn unpack_count(slot: f64) -> (usize, u64) {
+    let x = slot as u64;
+    ((x & ((1 << FETCH_COUNT_BITS) - 1)) as usize, x >> FETCH_COUNT_BITS)
+}
+
 /// Scalar and string array elements pushed before one pop (see
 /// `EncodeCtx::each_element`): one `lua_settop` and one `lua_checkstack`
 /// per batch.
@@ -216,7 +238,9 @@ const ELEMENT_BATCH: usize = 32;
 /// The same for sub-message elements. Each nesting level holds its batch
 /// on the Lua stack while the element is encoded, and one C call may use
 /// at most `LUAI_MAXCSTACK` (8,000) slots on LuaJIT and 5.1: a small batch
-/// keeps 200 levels (`max_depth`'s ceiling) well inside it.
+/// keeps 200 levels (`max_depth`'s ceiling) well inside it. The batch
+/// fetcher's Lua source (`int64::LUAJIT_HELPERS`, `BATCH`) is unrolled
+/// for this many tables: change both together.
 const MESSAGE_BATCH: usize = 8;
 
 /// Strict keys, LuaJIT: a batch of sub-message elements has its tables'
@@ -264,7 +288,9 @@ impl EncodeCtx<'_> {
     /// Encode table `t` as message `mi`. `keys` is the number of keys `t`
     /// has when the caller counted them already (strict keys), else
     /// `usize::MAX`. `vals`, when not 0, is the slot of the first of `t`'s
-    /// field values, fetched by the caller ([`Self::fetched_elements`]).
+    /// field values, fetched by the caller ([`Self::fetched_elements`]),
+    /// just above the fetch's count slot ([`FETCH_COUNT_BITS`]), which
+    /// then gives the count (`keys` is not read).
     unsafe fn message(&self, mi: u32, t: c_int, depth: u32, keys: usize, vals: c_int, out: &mut EncodeBuffers) -> Res {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
@@ -281,16 +307,16 @@ impl EncodeCtx<'_> {
                 }
                 None => false,
             };
-            let mut keys = keys;
             let fetched = if walk {
                 0
             } else if vals != 0 {
                 vals
             } else if keys == usize::MAX && self.fetches(plan, depth) {
-                self.fetch_fields(mi, plan, t, &mut keys)
+                self.fetch_fields(mi, plan, t)
             } else {
                 0
             };
+            let (keys, codes) = if fetched != 0 { unpack_count(ffi::lua_tonumber(L, fetched - 1)) } else { (keys, 0) };
             // The root's slots are the caller's (`ROOT_STACK_FREE`); a
             // fetch reserved its own.
             if fetched == 0 && depth > 1 && ffi::lua_checkstack(L, ROOT_STACK_FREE) == 0 {
@@ -300,7 +326,7 @@ impl EncodeCtx<'_> {
                 self.walk_fields(mi, plan, t, depth, out)?
             } else if fetched != 0 {
                 // Nested values only in this message's own fetch.
-                let r = self.probe_fields::<true>(mi, plan, t, fetched, vals == 0, depth, out);
+                let r = self.probe_fields::<true>(mi, plan, t, fetched, codes, vals == 0, depth, out);
                 if vals == 0 {
                     // The count and the values go (`fetched - 2` is the
                     // top the fetch started from); the caller's stay.
@@ -308,7 +334,7 @@ impl EncodeCtx<'_> {
                 }
                 r?
             } else {
-                self.probe_fields::<false>(mi, plan, t, 0, false, depth, out)?
+                self.probe_fields::<false>(mi, plan, t, 0, 0, false, depth, out)?
             };
             if let Some(ix) = self.index {
                 ix.set_hint(mi, present);
@@ -335,7 +361,8 @@ impl EncodeCtx<'_> {
     /// Visit every declared field in number order (see the module doc).
     /// Returns how many are set and whether a required one is absent.
     /// With `FETCHED`, field `fi`'s value is already at `vals + fi` (see
-    /// [`Self::fetch_fields`]), and with `nested` the fetch also holds the
+    /// [`Self::fetch_fields`]), its type in `codes` for the first
+    /// [`FETCH_CODED`] fields, and with `nested` the fetch also holds the
     /// key counts and values of the singular sub-messages
     /// [`KeyIndex::nested`] names; otherwise each is pushed with `rawget`
     /// and popped before the next field.
@@ -347,6 +374,7 @@ impl EncodeCtx<'_> {
         plan: &MessagePlan,
         t: c_int,
         vals: c_int,
+        codes: u64,
         nested: bool,
         depth: u32,
         out: &mut EncodeBuffers,
@@ -367,7 +395,11 @@ impl EncodeCtx<'_> {
                 // reads it at (the top needs no index arithmetic).
                 let (v, at, ty) = if FETCHED {
                     let v = vals + fi as c_int;
-                    (v, v, ffi::lua_type(L, v))
+                    // The fetcher's type code, or 7: ask Lua.
+                    let code = if fi < FETCH_CODED { (codes >> (3 * fi)) as c_int & 7 } else { 7 };
+                    let ty = if code != 7 { code } else { ffi::lua_type(L, v) };
+                    debug_assert_eq!(ty, ffi::lua_type(L, v));
+                    (v, v, ty)
                 } else {
                     self.push_key(f.key_id);
                     let ty = lua::rawget(L, t);
@@ -444,12 +476,12 @@ impl EncodeCtx<'_> {
     /// by the helper's `make_fetcher`, kept in the key table after the key
     /// strings) on `t`, under `lua_pcall`: it leaves `t`'s key count and
     /// then the raw value of each declared field, in field order, on the
-    /// stack. Sets `keys` to the count and returns the slot of the first
-    /// value (the count is just below it); 0 when there is no fetcher, the
-    /// stack cannot grow or the call failed (a hook's error, out of
-    /// memory), the stack then as it was.
+    /// stack. Returns the slot of the first value (the count slot,
+    /// [`FETCH_COUNT_BITS`], is just below it); 0 when there is no
+    /// fetcher, the stack cannot grow or the call failed (a hook's error,
+    /// out of memory), the stack then as it was.
     #[inline(never)]
-    unsafe fn fetch_fields(&self, mi: u32, plan: &MessagePlan, t: c_int, keys: &mut usize) -> c_int {
+    unsafe fn fetch_fields(&self, mi: u32, plan: &MessagePlan, t: c_int) -> c_int {
         let L = self.L;
         let Some(ix) = self.index else { return 0 };
         let results = ix.fetch_len(mi) as c_int;
@@ -474,12 +506,39 @@ impl EncodeCtx<'_> {
                 return 0;
             }
             ffi::lua_pushvalue(L, t);
+            let hooked = ffi::lua_gethookmask(L) != 0;
             if ffi::lua_pcall(L, 1, results, 0) != 0 {
                 ffi::lua_settop(L, top);
                 return 0;
             }
-            *keys = ffi::lua_tonumber(L, top + 1) as usize;
+            if hooked {
+                self.drop_codes(top + 1);
+                for fi in 0..plan.fields.len() {
+                    if let Some(off) = ix.nested(mi, fi) {
+                        self.drop_codes(top + 2 + (plan.fields.len() + off) as c_int);
+                    }
+                }
+            }
             top + 2
+        }
+    }
+
+    /// A fetch made while a debug hook was set: the hook may have changed
+    /// the fetcher's locals after their types were coded
+    /// (`debug.setlocal`), so the count slot at `slot` (when it is one)
+    /// keeps its count and loses its type codes: the probe asks Lua.
+    #[cold]
+    #[inline(never)]
+    unsafe fn drop_codes(&self, slot: c_int) {
+        let L = self.L;
+        // SAFETY: `slot` is a valid stack slot; one value is pushed and
+        // moved into it (the fetch reserved the room).
+        unsafe {
+            if ffi::lua_type(L, slot) == ffi::LUA_TNUMBER {
+                let (keys, _) = unpack_count(ffi::lua_tonumber(L, slot));
+                ffi::lua_pushnumber(L, (keys as u64 | (FETCH_NO_CODES << FETCH_COUNT_BITS)) as f64);
+                ffi::lua_replace(L, slot);
+            }
         }
     }
 
@@ -600,15 +659,22 @@ impl EncodeCtx<'_> {
                     ffi::lua_pushvalue(L, arr);
                     ffi::lua_pushnumber(L, i as f64);
                     ffi::lua_pushnumber(L, end as f64);
-                    ffi::lua_pcall(L, 3, m * stride, 0) == 0
+                    let hooked = ffi::lua_gethookmask(L) != 0;
+                    let ok = ffi::lua_pcall(L, 3, m * stride, 0) == 0;
+                    if ok && hooked {
+                        for k in 0..m {
+                            self.drop_codes(base + 2 + k * stride);
+                        }
+                    }
+                    ok
                 };
                 for j in i..end + 1 {
                     let r = if fetched {
                         let t = base + 1 + (j - i) as c_int * stride;
-                        let keys = ffi::lua_tonumber(L, t + 1) as usize;
                         out.w.put_encoded_tag(&f.tag);
                         let mark = out.w.begin_len();
-                        let r = self.message(f.sub, t, depth + 1, keys, t + 2, out);
+                        // The count is read from `t + 1` by `message`.
+                        let r = self.message(f.sub, t, depth + 1, usize::MAX, t + 2, out);
                         if r.is_ok() {
                             out.w.end_len(mark);
                         }
@@ -1114,8 +1180,9 @@ impl EncodeCtx<'_> {
     }
 
     /// A singular field: tag and value, skipping proto3 zero values.
-    /// `pre`, when not 0, is the slot of a sub-message's key count, its
-    /// field values after it, fetched with the caller's fields.
+    /// `pre`, when not 0, is the slot of a sub-message's count slot
+    /// ([`FETCH_COUNT_BITS`]), its field values after it, fetched with the
+    /// caller's fields.
     #[allow(clippy::too_many_arguments)]
     unsafe fn single(
         &self,
@@ -1126,14 +1193,12 @@ impl EncodeCtx<'_> {
         pre: c_int,
         out: &mut EncodeBuffers,
     ) -> Res {
-        // SAFETY: forwarded; `pre` is read only for a table value, whose
-        // count the fetch then set.
+        // SAFETY: forwarded; `pre` is passed on only for a table value,
+        // whose count slot the fetch then set.
         unsafe {
-            let (keys, vals) = if pre != 0 && ty == ffi::LUA_TTABLE {
-                (ffi::lua_tonumber(self.L, pre) as usize, pre + 1)
-            } else {
-                (usize::MAX, 0)
-            };
+            // `message` reads the count at `pre`.
+            let vals = if pre != 0 && ty == ffi::LUA_TTABLE { pre + 1 } else { 0 };
+            let keys = usize::MAX;
             match f.kind {
                 Kind::Message => {
                     if ty != ffi::LUA_TTABLE {

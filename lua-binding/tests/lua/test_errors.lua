@@ -716,6 +716,57 @@ T.test('errors encode: fields fetched in one Lua call (LuaJIT, strict keys) are 
     T.raises('unknown field "r71"', function() return S:encode('protolua.test.ManyRequired', full) end)
 end)
 
+T.test('errors encode: fetched values of every type, in the type-coded slots and past them', function()
+    -- A fetch hands the probe the types of the first 11 values as codes in
+    -- its count slot (nil, boolean, number, string, table; 7 = ask Lua),
+    -- the others' types are read in their slots: both must name the same
+    -- type and treat a NULL cdata (which is `== nil`) as absent.
+    local Bench = protolua.load_file(DESC .. 'proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local function payload()
+        return {
+            id = 1, name = 'n', timestamp = 2, score = 1, active = true, kind = 'KIND_BETA', note = 'x',
+            delta = 3, ratio = 0.5, big = 4, stamp64 = 6, blob = 'b',
+            values = { 1 }, tags = { 't' }, inner = { id = 7, label = 'in' },
+            items = { { id = 1, label = 'a' }, { id = 2, deltas = { 3 } } },
+        }
+    end
+    local co = coroutine.create(function() end)
+    -- Fields 1 (coded), 10 (the last coded one: big, field index 9),
+    -- 12 (blob, index 11: past the codes) and 16 (inner).
+    for i = 1, 3 do -- again, once the fetchers are compiled
+        for _ = 1, 60 do Bench:encode(payload()) end
+        local t = payload()
+        t.note = print
+        T.raises('field note: expected string, got function', function() return Bench:encode(t) end)
+        t = payload()
+        t.big = co
+        T.raises('field big: expected integer or decimal string, got thread', function() return Bench:encode(t) end)
+        t = payload()
+        t.blob = co
+        T.raises('field blob: expected string, got thread', function() return Bench:encode(t) end)
+        t = payload()
+        t.inner = print
+        T.raises('field inner: expected table, got function', function() return Bench:encode(t) end)
+        t = payload()
+        t.items[2].label = co
+        T.raises('field items[2].label: expected string, got thread', function() return Bench:encode(t) end)
+        if T.is_luajit then
+            local null = require('ffi').cast('void *', 0)
+            t = payload()
+            t.timestamp, t.stamp64, t.blob = null, null, null
+            t.inner.label, t.items[1].label = null, null
+            local expect = payload()
+            expect.timestamp, expect.stamp64, expect.blob = nil, nil, nil
+            expect.inner.label, expect.items[1].label = nil, nil
+            T.eq(Bench:encode(t), Bench:encode(expect), 'NULL cdata absent, run ' .. i)
+        end
+    end
+    -- A key count past the count slot's 2^20 - 1 still fails strict keys.
+    local big = payload()
+    for k = 1, 1100000 do big[k] = true end
+    T.raises('message table has a key of type number', function() return Bench:encode(big) end)
+end)
+
 T.test('errors encode: below the fetch depth, repeated sub-messages are batch-counted and checked', function()
     -- Node nested 12 deep through `child`; the fetch stops at depth 8, so
     -- the kids at depth 11 take the batch count (LuaJIT) or lua_next.
