@@ -175,7 +175,9 @@ pub enum ErrorKind {
         /// Which of the message plan's `required` fields are absent.
         missing: MissingSet,
     },
-    /// Encode: the Lua stack could not grow (nesting too deep for Lua).
+    /// The Lua stack could not grow: `lua_checkstack` refuses both past
+    /// Lua's stack limit (nesting too deep) and when the allocation fails
+    /// (out of memory), and does not say which.
     StackOverflow,
     /// A walk failed without recording why (a protolua bug if ever seen).
     Internal,
@@ -412,7 +414,7 @@ impl CodecError {
                 let _ = write!(out, " of {}", m.full_name);
             }
             ErrorKind::StackOverflow => {
-                let _ = out.write_str("Lua stack overflow (nesting too deep)");
+                let _ = out.write_str("Lua stack cannot grow (nesting too deep, or not enough memory)");
             }
             ErrorKind::Internal => {
                 let _ = out.write_str("internal error: the codec failed without a reason (please report)");
