@@ -173,8 +173,8 @@ pub struct DecodeCtx<'a> {
     pub opts: LoadOptions,
     /// Stack indices of the `__serialize = 'seq'`/`'map'` metatables given
     /// to new arrays and maps/messages (option `serialize`); 0 when off.
-    /// `seq_mt` may be left 0 with `map_mt` set: [`Self::decode_root`]
-    /// then pushes it if the general walk runs.
+    /// The entry points leave both 0: [`Self::decode_root`] pushes them
+    /// when option `serialize` is on and the general walk is to run.
     pub seq_mt: c_int,
     /// See `seq_mt`.
     pub map_mt: c_int,
@@ -412,20 +412,26 @@ impl DecodeCtx<'_> {
     /// `L` is valid; `keys`/`helpers` index the schema's tables; the input
     /// stays anchored (it is a Lua string argument) for the call.
     ///
-    /// With `map_mt` set (option `serialize`), `seq_mt` may be 0: the
-    /// arrays' metatable is then pushed here, when the general walk is to
-    /// run (the root fast path makes no array).
+    /// With option `serialize`, the metatables are fetched here, from the
+    /// helper table: the root fast path sets the map metatable on its table
+    /// straight from there (it makes no array); before the general walk
+    /// both are pushed, into `map_mt` and `seq_mt` (both 0 on entry).
     #[inline(always)]
     pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecError> {
-        // SAFETY: forwarded contract; the helper table holds the arrays'
-        // metatable, pushed in the slot the entry points leave for it.
+        // SAFETY: forwarded contract; the helper table holds both
+        // metatables; the two slots they take before the general walk are
+        // within the `LUA_MINSTACK` (20) a C function starts with (the entry
+        // points use at most 8).
         let res = unsafe {
             match self.root_fast(msg) {
                 Some(res) => res,
                 None => {
-                    if self.map_mt != 0 && self.seq_mt == 0 {
-                        lua::rawgeti(self.L, self.helpers, crate::host::HELPER_SEQ_MT);
-                        self.seq_mt = ffi::lua_gettop(self.L);
+                    if self.opts.serialize {
+                        let L = self.L;
+                        lua::push_rawgeti(L, self.helpers, crate::host::HELPER_MAP_MT);
+                        lua::push_rawgeti(L, self.helpers, crate::host::HELPER_SEQ_MT);
+                        self.seq_mt = ffi::lua_gettop(L);
+                        self.map_mt = self.seq_mt - 1;
                     }
                     self.frame(msg, &mut Reader::new(self.input), 1, None, false)
                 }
@@ -511,8 +517,8 @@ impl DecodeCtx<'_> {
             if plan.lean { plan.fields.len().min(b.len() / 2) } else { n.min(plan.fields.len().min(MAX_PRESIZE)) };
         let L = self.L;
         // SAFETY: at most 3 slots above what the entry points use (at most
-        // 9 here: `schema:decode`'s 8 and the map metatable): the table,
-        // then a key and a value (or the metatable; or push_cdata's
+        // 8: `schema:decode`'s): the table, then a key and a value (or the
+        // map metatable, fetched from the helper table; or push_cdata's
         // constructor, which `lua_call` gives a stack of its own), all
         // within the LUA_MINSTACK (20) a C function starts with, so no
         // `lua_checkstack`. A GC step inside these calls cannot take those
@@ -523,8 +529,9 @@ impl DecodeCtx<'_> {
         // `vals[..n]` was written above, a LEN value's span inside `b`.
         unsafe {
             ffi::lua_createtable(L, 0, presize as c_int);
-            if self.map_mt != 0 {
-                self.set_mt(-1, self.map_mt);
+            if self.opts.serialize {
+                lua::push_rawgeti(L, self.helpers, crate::host::HELPER_MAP_MT);
+                ffi::lua_setmetatable(L, -2);
             }
             for v in &vals[..n] {
                 let v = v.assume_init_ref();

@@ -279,14 +279,9 @@ pub unsafe fn decode_with(
         // options, known from the stack height without asking its type.
         let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "decode") };
         let bytes = lua::string_bytes(L, s);
-        // The arrays' metatable only if the general walk runs (see
-        // `DecodeCtx::decode_root`).
-        let map_mt = if o.serialize {
-            lua::rawgeti(L, helpers, crate::host::HELPER_MAP_MT);
-            ffi::lua_gettop(L)
-        } else {
-            0
-        };
+        // With option `serialize`, `DecodeCtx::decode_root` fetches the
+        // metatables: the root fast path sets the map metatable straight
+        // from the helper table, the general walk gets both in slots.
         let mut ctx = DecodeCtx {
             L,
             plans: &inner.plans,
@@ -296,7 +291,7 @@ pub unsafe fn decode_with(
             input: bytes,
             opts: o,
             seq_mt: 0,
-            map_mt,
+            map_mt: 0,
             module: &inner.module,
         };
         match ctx.decode_root(msg) {
