@@ -419,15 +419,27 @@ impl DecodeCtx<'_> {
     #[inline(always)]
     pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecError> {
         // SAFETY: forwarded contract; the helper table holds both
-        // metatables; the two slots they take before the general walk are
-        // within the `LUA_MINSTACK` (20) a C function starts with (the entry
-        // points use at most 8).
+        // metatables; the three slots taken before the general walk (the
+        // key table, the metatables) are within the `LUA_MINSTACK` (20) a C
+        // function starts with (the entry points use at most 8). `keys` is
+        // a positive index or an upvalue pseudo-index (negative).
         let res = unsafe {
             match self.root_fast(msg) {
                 Some(res) => res,
                 None => {
+                    let L = self.L;
+                    if self.keys < 0 {
+                        // The key table (an upvalue of `Msg:decode`) in a
+                        // slot: `lua_rawgeti` reaches a positive index with
+                        // one load from the stack base, an upvalue through
+                        // the C function and its upvalue array (~14
+                        // instructions and two dependent loads more per key
+                        // string). The root fast path, with few keys, keeps
+                        // the upvalue (the copy costs ~31).
+                        ffi::lua_pushvalue(L, self.keys);
+                        self.keys = ffi::lua_gettop(L);
+                    }
                     if self.opts.serialize {
-                        let L = self.L;
                         lua::push_rawgeti(L, self.helpers, crate::host::HELPER_MAP_MT);
                         lua::push_rawgeti(L, self.helpers, crate::host::HELPER_SEQ_MT);
                         self.seq_mt = ffi::lua_gettop(L);
