@@ -18,6 +18,7 @@ use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, MissingSet};
 use crate::host::ModuleState;
 use crate::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
+use crate::message_api::{DECODE_UP_KEYS, DECODE_UP_MAP_MT};
 use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED, PlainTag, Plans};
 use crate::schema::{DefaultsMode, LoadOptions};
 
@@ -142,7 +143,7 @@ const FAST_FIELDS: usize = SCAN_PRESIZE / 2;
 /// made (see `DecodeCtx::root_fast`).
 #[derive(Clone, Copy)]
 struct Pending {
-    /// The field's key id.
+    /// The field's key id, or with `root_up` the upvalue holding its key.
     key: i32,
     /// Its index in the plan's `fields`.
     fi: u8,
@@ -178,6 +179,10 @@ pub struct DecodeCtx<'a> {
     pub seq_mt: c_int,
     /// See `seq_mt`.
     pub map_mt: c_int,
+    /// Called from `Msg:decode`: the root fast path takes the map
+    /// metatable and the root's key strings from that closure's upvalues
+    /// (`message_api`'s module doc).
+    pub root_up: bool,
     /// State shared with the module (Tarantool API, unknown-store flag).
     pub module: &'a ModuleState,
 }
@@ -519,7 +524,8 @@ impl DecodeCtx<'_> {
             if e.required {
                 seen_required |= 1u64 << e.fi;
             }
-            vals[n].write(Pending { key: e.key_id, fi: e.fi, kind: e.kind, x, end });
+            let key = if self.root_up { DECODE_UP_KEYS + c_int::from(b0 >> 3) } else { e.key_id };
+            vals[n].write(Pending { key, fi: e.fi, kind: e.kind, x, end });
             n += 1;
             p = end;
         }
@@ -542,12 +548,20 @@ impl DecodeCtx<'_> {
         unsafe {
             ffi::lua_createtable(L, 0, presize as c_int);
             if self.opts.serialize {
-                lua::push_rawgeti(L, self.helpers, crate::host::HELPER_MAP_MT);
+                if self.root_up {
+                    ffi::lua_pushvalue(L, lua::upvalue(DECODE_UP_MAP_MT));
+                } else {
+                    lua::push_rawgeti(L, self.helpers, crate::host::HELPER_MAP_MT);
+                }
                 ffi::lua_setmetatable(L, -2);
             }
             for v in &vals[..n] {
                 let v = v.assume_init_ref();
-                self.push_key(v.key);
+                if self.root_up {
+                    ffi::lua_pushvalue(L, lua::upvalue(v.key));
+                } else {
+                    self.push_key(v.key);
+                }
                 let x = v.x;
                 match v.kind {
                     Kind::String | Kind::Bytes => lua::push_bytes(L, b.get_unchecked(x as usize..v.end)),
