@@ -48,6 +48,10 @@ bench-strict:
 bench-tarantool: rock
     tarantool bench-harness/tarantool/run.lua "$(pwd)"
 
+# Decode instructions per op inside tarantool: msgpack vs each protolua.so dir given (default: the rock).
+icount-tarantool *dirs:
+    bench-harness/tarantool/icount.sh {{dirs}}
+
 # Decode ns/byte of the adversarial shapes at 1 KB..100 MB; flags superlinear ones (docs/ROBUSTNESS.md).
 bench-linear:
     cargo run --release -p protolua-bench --bin linear

@@ -18,6 +18,7 @@ use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, MissingSet};
 use crate::host::ModuleState;
 use crate::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
+use crate::message_api::{DECODE_UP_KEYS, DECODE_UP_MAP_MT};
 use crate::plan::{Card, DefaultValue, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED, PlainTag, Plans};
 use crate::schema::{DefaultsMode, LoadOptions};
 
@@ -142,7 +143,7 @@ const FAST_FIELDS: usize = SCAN_PRESIZE / 2;
 /// made (see `DecodeCtx::root_fast`).
 #[derive(Clone, Copy)]
 struct Pending {
-    /// The field's key id.
+    /// The field's key id, or with `root_up` the upvalue holding its key.
     key: i32,
     /// Its index in the plan's `fields`.
     fi: u8,
@@ -173,11 +174,15 @@ pub struct DecodeCtx<'a> {
     pub opts: LoadOptions,
     /// Stack indices of the `__serialize = 'seq'`/`'map'` metatables given
     /// to new arrays and maps/messages (option `serialize`); 0 when off.
-    /// `seq_mt` may be left 0 with `map_mt` set: [`Self::decode_root`]
-    /// then pushes it if the general walk runs.
+    /// The entry points leave both 0: [`Self::decode_root`] pushes them
+    /// when option `serialize` is on and the general walk is to run.
     pub seq_mt: c_int,
     /// See `seq_mt`.
     pub map_mt: c_int,
+    /// Called from `Msg:decode`: the root fast path takes the map
+    /// metatable and the root's key strings from that closure's upvalues
+    /// (`message_api`'s module doc).
+    pub root_up: bool,
     /// State shared with the module (Tarantool API, unknown-store flag).
     pub module: &'a ModuleState,
 }
@@ -412,20 +417,38 @@ impl DecodeCtx<'_> {
     /// `L` is valid; `keys`/`helpers` index the schema's tables; the input
     /// stays anchored (it is a Lua string argument) for the call.
     ///
-    /// With `map_mt` set (option `serialize`), `seq_mt` may be 0: the
-    /// arrays' metatable is then pushed here, when the general walk is to
-    /// run (the root fast path makes no array).
+    /// With option `serialize`, the metatables are fetched here, from the
+    /// helper table: the root fast path sets the map metatable on its table
+    /// straight from there (it makes no array); before the general walk
+    /// both are pushed, into `map_mt` and `seq_mt` (both 0 on entry).
     #[inline(always)]
     pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecError> {
-        // SAFETY: forwarded contract; the helper table holds the arrays'
-        // metatable, pushed in the slot the entry points leave for it.
+        // SAFETY: forwarded contract; the helper table holds both
+        // metatables; the three slots taken before the general walk (the
+        // key table, the metatables) are within the `LUA_MINSTACK` (20) a C
+        // function starts with (the entry points use at most 8). `keys` is
+        // a positive index or an upvalue pseudo-index (negative).
         let res = unsafe {
             match self.root_fast(msg) {
                 Some(res) => res,
                 None => {
-                    if self.map_mt != 0 && self.seq_mt == 0 {
-                        lua::rawgeti(self.L, self.helpers, crate::host::HELPER_SEQ_MT);
-                        self.seq_mt = ffi::lua_gettop(self.L);
+                    let L = self.L;
+                    if self.keys < 0 {
+                        // The key table (an upvalue of `Msg:decode`) in a
+                        // slot: `lua_rawgeti` reaches a positive index with
+                        // one load from the stack base, an upvalue through
+                        // the C function and its upvalue array (~14
+                        // instructions and two dependent loads more per key
+                        // string). The root fast path, with few keys, keeps
+                        // the upvalue (the copy costs ~31).
+                        ffi::lua_pushvalue(L, self.keys);
+                        self.keys = ffi::lua_gettop(L);
+                    }
+                    if self.opts.serialize {
+                        lua::push_rawgeti(L, self.helpers, crate::host::HELPER_MAP_MT);
+                        lua::push_rawgeti(L, self.helpers, crate::host::HELPER_SEQ_MT);
+                        self.seq_mt = ffi::lua_gettop(L);
+                        self.map_mt = self.seq_mt - 1;
                     }
                     self.frame(msg, &mut Reader::new(self.input), 1, None, false)
                 }
@@ -501,7 +524,8 @@ impl DecodeCtx<'_> {
             if e.required {
                 seen_required |= 1u64 << e.fi;
             }
-            vals[n].write(Pending { key: e.key_id, fi: e.fi, kind: e.kind, x, end });
+            let key = if self.root_up { DECODE_UP_KEYS + c_int::from(b0 >> 3) } else { e.key_id };
+            vals[n].write(Pending { key, fi: e.fi, kind: e.kind, x, end });
             n += 1;
             p = end;
         }
@@ -511,8 +535,8 @@ impl DecodeCtx<'_> {
             if plan.lean { plan.fields.len().min(b.len() / 2) } else { n.min(plan.fields.len().min(MAX_PRESIZE)) };
         let L = self.L;
         // SAFETY: at most 3 slots above what the entry points use (at most
-        // 9 here: `schema:decode`'s 8 and the map metatable): the table,
-        // then a key and a value (or the metatable; or push_cdata's
+        // 8: `schema:decode`'s): the table, then a key and a value (or the
+        // map metatable, fetched from the helper table; or push_cdata's
         // constructor, which `lua_call` gives a stack of its own), all
         // within the LUA_MINSTACK (20) a C function starts with, so no
         // `lua_checkstack`. A GC step inside these calls cannot take those
@@ -523,12 +547,21 @@ impl DecodeCtx<'_> {
         // `vals[..n]` was written above, a LEN value's span inside `b`.
         unsafe {
             ffi::lua_createtable(L, 0, presize as c_int);
-            if self.map_mt != 0 {
-                self.set_mt(-1, self.map_mt);
+            if self.opts.serialize {
+                if self.root_up {
+                    ffi::lua_pushvalue(L, lua::upvalue(DECODE_UP_MAP_MT));
+                } else {
+                    lua::push_rawgeti(L, self.helpers, crate::host::HELPER_MAP_MT);
+                }
+                ffi::lua_setmetatable(L, -2);
             }
             for v in &vals[..n] {
                 let v = v.assume_init_ref();
-                self.push_key(v.key);
+                if self.root_up {
+                    ffi::lua_pushvalue(L, lua::upvalue(v.key));
+                } else {
+                    self.push_key(v.key);
+                }
                 let x = v.x;
                 match v.kind {
                     Kind::String | Kind::Bytes => lua::push_bytes(L, b.get_unchecked(x as usize..v.end)),

@@ -9,6 +9,14 @@
 //! 2. the handle itself,
 //! 3. the int64 helper table (LuaJIT; an empty table elsewhere).
 //!
+//! `decode` has more: 4. the `__serialize = 'map'` metatable, and, when
+//! the message has plain fields with one-byte tags
+//! ([`crate::plan::MessagePlan::plain_by_number`]), 5.–20. the key strings
+//! of its fields 0–15 by number (nil where there is none). The root fast
+//! path pushes them with `lua_pushvalue`, which reaches an upvalue in
+//! three dependent loads, where `lua_rawgeti` of the key table takes five
+//! and ~14 more instructions.
+//!
 //! (`__gc` has none: it only ever sees its own handle.)
 //!
 //! Binding the methods to their handle makes the `self` check of the hot
@@ -23,9 +31,16 @@ use crate::decode::DecodeCtx;
 use crate::encode::{EncodeBuffers, EncodeCtx};
 use crate::error::{raise_fmt, type_name};
 use crate::lua::{self, ffi, lua_State, upvalue};
-use crate::plan::{Card, Kind};
+use crate::plan::{Card, Kind, MessagePlan, NOT_PLAIN};
 use crate::schema::SchemaInner;
 use crate::schema::{LoadOptions, read_options};
+
+/// `Msg:decode`'s upvalue holding the map metatable (see the module doc).
+pub const DECODE_UP_MAP_MT: c_int = 4;
+
+/// `Msg:decode`'s upvalue holding the key string of field number 0 (never
+/// a field: it keeps the numbering plain); number `n` is at this plus `n`.
+pub const DECODE_UP_KEYS: c_int = 5;
 
 /// Userdata payload of a message handle.
 pub struct MessageUd {
@@ -255,7 +270,10 @@ pub unsafe extern "C-unwind" fn temp_buffers_gc(L: *mut lua_State) -> c_int {
 /// Decode the string at `s` as message `msg` and push the table.
 ///
 /// # Safety
-/// As [`encode_with`].
+/// As [`encode_with`]; `keys` is an absolute index, or `upvalue(1)` of
+/// `Msg:decode`'s closure for message `msg`, whose upvalues 4.. (the map
+/// metatable and the root's key strings, see the module doc) the root
+/// fast path then reads.
 #[inline(always)]
 pub unsafe fn decode_with(
     L: *mut lua_State,
@@ -280,14 +298,9 @@ pub unsafe fn decode_with(
         // options, known from the stack height without asking its type.
         let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "decode") };
         let bytes = lua::string_bytes(L, s);
-        // The arrays' metatable only if the general walk runs (see
-        // `DecodeCtx::decode_root`).
-        let map_mt = if o.serialize {
-            lua::rawgeti(L, helpers, crate::host::HELPER_MAP_MT);
-            ffi::lua_gettop(L)
-        } else {
-            0
-        };
+        // With option `serialize`, `DecodeCtx::decode_root` fetches the
+        // metatables: the root fast path sets the map metatable straight
+        // from the helper table, the general walk gets both in slots.
         let mut ctx = DecodeCtx {
             L,
             plans: &inner.plans,
@@ -297,7 +310,8 @@ pub unsafe fn decode_with(
             input: bytes,
             opts: o,
             seq_mt: 0,
-            map_mt,
+            map_mt: 0,
+            root_up: keys < 0,
             module: &inner.module,
         };
         match ctx.decode_root(msg) {
@@ -414,22 +428,53 @@ pub unsafe extern "C-unwind" fn message_gc(L: *mut lua_State) -> c_int {
 }
 
 /// Give the new handle at `handle` its own metatable, with methods bound
-/// to it (see the module doc); `keys` and `helpers` are absolute indices.
+/// to it (see the module doc); `keys` and `helpers` are absolute indices,
+/// `plan` the handle's message.
 ///
 /// # Safety
 /// `L` valid with 8 free slots; `handle` an absolute index of a `MessageUd`
 /// userdata already initialised and without a metatable.
-pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_int, helpers: c_int) {
+pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_int, helpers: c_int, plan: &MessagePlan) {
     // SAFETY: plain table construction when a handle is made.
     unsafe {
         ffi::lua_createtable(L, 0, 4);
         let mt = ffi::lua_gettop(L);
+        // `decode`'s extra upvalues: the map metatable, and the root's key
+        // strings by field number when the root fast path can run.
+        // (A plain array: Lua calls below may raise.)
+        let mut key_ids = [0i32; 16];
+        let mut n_keys = 0;
+        if plan.plain_by_number.len() == key_ids.len() {
+            for (k, e) in key_ids.iter_mut().zip(plan.plain_by_number.iter()) {
+                *k = if e.wire == NOT_PLAIN { 0 } else { e.key_id };
+            }
+            n_keys = key_ids.len();
+        }
+        let plain_keys = &key_ids[..n_keys];
+        // Needed above this point: the method table, then for `decode` the
+        // name, 3 shared upvalues, the map metatable and up to 16 keys, one
+        // spare (`lua_checkstack` also raises `ci->top` on 5.4).
+        if ffi::lua_checkstack(L, 7 + n_keys as c_int) == 0 {
+            raise_fmt(L, format_args!("message: stack overflow"))
+        }
         let bound = |name: &[u8], f: ffi::lua_CFunction| {
             lua::push_bytes(L, name);
             ffi::lua_pushvalue(L, keys);
             ffi::lua_pushvalue(L, handle);
             ffi::lua_pushvalue(L, helpers);
-            ffi::lua_pushcclosure(L, f, 3);
+            if name == b"decode" {
+                lua::push_rawgeti(L, helpers, crate::host::HELPER_MAP_MT);
+                for &k in plain_keys {
+                    if k == 0 {
+                        ffi::lua_pushnil(L);
+                    } else {
+                        lua::push_rawgeti(L, keys, i64::from(k));
+                    }
+                }
+                ffi::lua_pushcclosure(L, f, 4 + plain_keys.len() as c_int);
+            } else {
+                ffi::lua_pushcclosure(L, f, 3);
+            }
         };
         ffi::lua_createtable(L, 0, 4);
         let methods: [(&[u8], ffi::lua_CFunction); 4] = [

@@ -435,7 +435,7 @@ unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, w
         let handle = ffi::lua_gettop(L);
         lua::rawgeti(L, state, S_KEYS);
         lua::rawgeti(L, state, S_HELPERS);
-        push_handle_metatable(L, handle, handle + 1, handle + 2);
+        push_handle_metatable(L, handle, handle + 1, handle + 2, &inner.plans.messages[index]);
         ffi::lua_settop(L, handle);
         // Only now take the reference: the userdata (and its __gc) exists.
         let rc = (*(ffi::lua_touserdata(L, 1) as *const SchemaUd)).inner.clone();
