@@ -199,6 +199,62 @@ T.test('encode walk: many set fields and any key order give the probe\'s bytes',
     end
 end)
 
+T.test('encode walk: an error before or after the 8th field, in a walked sub-message, then the same handle', function()
+    -- review-6: the walk keeps 8 fields on its frame, spills to a shared
+    -- vector past 8, and a sub-message walked inside a field keeps its own
+    -- fields above the outer ones; an error anywhere in the walk truncates
+    -- them. One fault per table, so the walk (key order) and the probe
+    -- (field order) report the same error; the next encode on the same
+    -- handle must give the probe's bytes. NULL cdata (box.NULL) is absent.
+    local fds = FIXTURES .. '/descriptors/proto2_basic.fds'
+    local W = protolua.load_file(fds):message('proto2_basic.BenchPayload')
+    local NULL = type(jit) == 'table' and require('ffi').cast('void *', 0) or nil
+    local function all()
+        return {
+            id = 7, name = 'nm', timestamp = 123456789, score = 2.5, active = false, kind = 2,
+            note = string.rep('n', 50), delta = -300, ratio = 0.5, big = 2 ^ 40, stamp64 = NULL or 99,
+            blob = '\0\1', values = { 1, 300 }, codes = { 4, 5 }, tags = { 'a', 'bb' },
+            -- Inner has 3 fields: after the first 1-field item the others walk.
+            inner = { id = 1 }, items = { { id = 2 }, { id = 3, label = NULL }, { id = 4 } },
+            meta = { source = 's', version = 4 },
+        }
+    end
+    local faults = {
+        { 'delta', 'x', 'field delta: expected integer, got string' },
+        { 'items', { { id = 2 }, { id = 3 }, { id = 'x' } }, 'field items[3].id: expected integer, got string' },
+        { 'items', { { id = 2 }, { id = 3 }, { label = 'l' } }, 'field items[3]: missing required field id' },
+        { 'tags', { 'a', 5 }, 'field tags[2]: expected string, got number' },
+        { 'zzz', 1, 'unknown field "zzz"' },
+        { 'inner', { id = 1, nope = 2 }, 'field inner: unknown field "nope"' },
+    }
+    for _, f in ipairs(faults) do
+        for seed = 1, 12 do
+            local t = all()
+            -- Drop some fields (a different count and key layout each time).
+            local k = 0
+            for _, name in ipairs({ 'timestamp', 'score', 'active', 'kind', 'note', 'ratio', 'big', 'blob', 'codes', 'meta' }) do
+                k = k + 1
+                if (k * seed) % 3 == 0 then t[name] = nil end
+            end
+            t[f[1]] = f[2]
+            local P = protolua.load_file(fds):message('proto2_basic.BenchPayload')
+            W:encode({ id = 2, name = 'y' })
+            local ok, err = pcall(W.encode, W, t)
+            local pok, perr = pcall(P.encode, P, t)
+            T.eq(ok, false, f[3])
+            T.eq(pok, false, f[3])
+            T.eq(err, perr, f[3])
+            T.raises(f[3], error, err)
+            -- The same handle, walking again: right bytes.
+            local good = all()
+            good.kind = seed % 3
+            W:encode({ id = 2, name = 'y' })
+            local P2h = protolua.load_file(fds):message('proto2_basic.BenchPayload')
+            T.eq(W:encode(good), P2h:encode(good), f[3] .. ' then a good table')
+        end
+    end
+end)
+
 T.test('regression: a file with syntax = "" loads as proto2; two nameless files are an error', function()
     -- fuzz/regressions/schema_load/empty_syntax_string: prost-reflect
     -- panicked on the empty syntax string.
