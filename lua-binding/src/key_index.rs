@@ -111,6 +111,11 @@ impl MessageKeys {
     /// The field whose key string is the object at `addr` (not 0), if any.
     #[inline(always)]
     pub fn by_address(&self, addr: usize) -> Option<usize> {
+        // 0 marks an empty slot: it would match one and name field 0.
+        // `lua::string_id` is never 0 on the Luas this builds for; a Lua
+        // whose `lua_topointer` gives strings none (5.1, 5.2, 5.3) must
+        // take its bytes branch.
+        debug_assert_ne!(addr, 0, "string address 0");
         let mask = self.slots.len() - 1;
         let mut i = hash(addr, self.shift);
         loop {
