@@ -489,6 +489,12 @@ const STACK_OPS: &[(&str, &str)] = &[
     ("decode_group", "return fails(R.decode, R, group_input, { max_depth = DEPTH })"),
     ("skip_unknown_groups", "return fails(P3.decode, P3, unknown_input, { max_depth = DEPTH })"),
     ("encode_len", "return fails(Node.encode, Node, deep_node, { max_depth = DEPTH })"),
+    // A first encode of one set field in Node's three makes the next walk
+    // every level (`lua_next`), whose frame is not the probe's.
+    (
+        "encode_len_walked",
+        "Node:encode({ child = {} }) return fails(Node.encode, Node, deep_node, { max_depth = DEPTH })",
+    ),
     ("encode_group", "return fails(R.encode, R, deep_r, { max_depth = DEPTH })"),
 ];
 
