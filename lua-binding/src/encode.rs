@@ -213,7 +213,9 @@ const FETCH_BATCH_MAX_FIELDS: usize = 16;
 /// is clamped, which only a table with far more keys than fields has, so
 /// it fails the strict-key comparison either way), then 3 bits per value
 /// for the first [`FETCH_CODED`] values: their `lua_type`, or 7 for a type
-/// the fetcher does not name (the probe then asks `lua_type`).
+/// the fetcher does not name (the probe then asks `lua_type`). The probe
+/// trusts only the nil, boolean and number codes (see `probe_fields`):
+/// Lua code may change the fetcher's locals after they were coded.
 const FETCH_COUNT_BITS: u32 = 20;
 
 /// See [`FETCH_COUNT_BITS`]: 20 + 3 × 11 = 53 bits, exact in a double.
