@@ -213,7 +213,9 @@ const FETCH_BATCH_MAX_FIELDS: usize = 16;
 /// is clamped, which only a table with far more keys than fields has, so
 /// it fails the strict-key comparison either way), then 3 bits per value
 /// for the first [`FETCH_CODED`] values: their `lua_type`, or 7 for a type
-/// the fetcher does not name (the probe then asks `lua_type`).
+/// the fetcher does not name (the probe then asks `lua_type`). The probe
+/// trusts only the nil, boolean and number codes (see `probe_fields`):
+/// Lua code may change the fetcher's locals after they were coded.
 const FETCH_COUNT_BITS: u32 = 20;
 
 /// See [`FETCH_COUNT_BITS`]: 20 + 3 × 11 = 53 bits, exact in a double.
@@ -395,9 +397,20 @@ impl EncodeCtx<'_> {
                 // reads it at (the top needs no index arithmetic).
                 let (v, at, ty) = if FETCHED {
                     let v = vals + fi as c_int;
-                    // The fetcher's type code, or 7: ask Lua.
+                    // The fetcher's type code when it names nil, a boolean
+                    // or a number, else ask Lua. Only those are trusted:
+                    // their reads (`lua_toboolean`, `lua_tonumber`) are
+                    // safe on a value of any type, while a string or table
+                    // code read on another type is not, and Lua code can
+                    // change the fetcher's locals after they were coded
+                    // without a hook being set (`debug.setlocal` from a
+                    // `jit.attach` handler, or a hook it installs).
                     let code = if fi < FETCH_CODED { (codes >> (3 * fi)) as c_int & 7 } else { 7 };
-                    let ty = if code != 7 { code } else { ffi::lua_type(L, v) };
+                    let ty = if code <= ffi::LUA_TNUMBER && code != ffi::LUA_TLIGHTUSERDATA {
+                        code
+                    } else {
+                        ffi::lua_type(L, v)
+                    };
                     debug_assert_eq!(ty, ffi::lua_type(L, v));
                     (v, v, ty)
                 } else {
@@ -525,8 +538,10 @@ impl EncodeCtx<'_> {
 
     /// A fetch made while a debug hook was set: the hook may have changed
     /// the fetcher's locals after their types were coded
-    /// (`debug.setlocal`), so the count slot at `slot` (when it is one)
-    /// keeps its count and loses its type codes: the probe asks Lua.
+    /// (`debug.setlocal`), so the count slot at `slot` keeps its count
+    /// (0 for a value that is no number or numeric string: a nested
+    /// sub-message's slot is nil when the value is no table) and loses its
+    /// type codes: the probe asks Lua.
     #[cold]
     #[inline(never)]
     unsafe fn drop_codes(&self, slot: c_int) {
@@ -534,11 +549,12 @@ impl EncodeCtx<'_> {
         // SAFETY: `slot` is a valid stack slot; one value is pushed and
         // moved into it (the fetch reserved the room).
         unsafe {
-            if ffi::lua_type(L, slot) == ffi::LUA_TNUMBER {
-                let (keys, _) = unpack_count(ffi::lua_tonumber(L, slot));
-                ffi::lua_pushnumber(L, (keys as u64 | (FETCH_NO_CODES << FETCH_COUNT_BITS)) as f64);
-                ffi::lua_replace(L, slot);
-            }
+            // Whatever the slot holds: a hook may have made the count a
+            // numeric string, which `lua_tonumber` (in `message`) would
+            // read with its codes.
+            let (keys, _) = unpack_count(ffi::lua_tonumber(L, slot));
+            ffi::lua_pushnumber(L, (keys as u64 | (FETCH_NO_CODES << FETCH_COUNT_BITS)) as f64);
+            ffi::lua_replace(L, slot);
         }
     }
 

@@ -767,6 +767,79 @@ T.test('errors encode: fetched values of every type, in the type-coded slots and
     T.raises('message table has a key of type number', function() return Bench:encode(big) end)
 end)
 
+-- Lua code that changes a fetcher's locals after their types were coded
+-- (review-6b): the count slot's codes must not make the probe read a
+-- number as a table. `kids` (field index 2, coded at bits 26-28) is a
+-- number; the edit recodes it as a table (3 -> 5).
+-- `level` counts from the caller: the count local's index and new value.
+local function recode_kids(level)
+    local i = 1
+    while true do
+        local name, val = debug.getlocal(level + 1, i)
+        if not name then return false end
+        if name == 'n' and type(val) == 'number' and val >= 2 ^ 20 and math.floor(val / 2 ^ 26) % 8 == 3 then
+            return i, val + 2 * 2 ^ 26
+        end
+        i = i + 1
+    end
+end
+
+T.test('errors encode: a hook that turns the fetch count slot into a numeric string (LuaJIT)', function()
+    if not T.is_luajit then return end
+    -- A schema of its own: no encode hints from the tests above.
+    local Node = protolua.load_file(DESC .. 'alltypes3.fds'):message('protolua.test.Node')
+    for _ = 1, 5 do Node:encode({ value = 1, kids = { { value = 2 } } }) end
+    local fired = 0
+    jit.off() -- hooks run in the interpreter only
+    debug.sethook(function()
+        local info = debug.getinfo(2, 'S')
+        if info and info.source == '=protolua.fetch' then
+            local i, v = recode_kids(2)
+            if i then
+                debug.setlocal(2, i, string.format('%.0f', v))
+                fired = fired + 1
+            end
+        end
+    end, '', 1)
+    local ok, err = pcall(Node.encode, Node, { value = 1, kids = 12345 })
+    debug.sethook()
+    jit.on()
+    T.eq(fired, 1, 'the hook edited the count slot (no type codes before 177c9ef)')
+    T.eq(ok, false)
+    T.eq(tostring(err):find('field kids: expected array (table), got number', 1, true) ~= nil, true, tostring(err))
+end)
+
+T.test('errors encode: a jit.attach handler that recodes a fetched type without a hook (LuaJIT)', function()
+    if not (T.is_luajit and jit.attach) then return end
+    local Node = protolua.load_file(DESC .. 'alltypes3.fds'):message('protolua.test.Node')
+    local fired = 0
+    local function handler()
+        for lv = 1, 12 do
+            local info = debug.getinfo(lv, 'S')
+            if not info then break end
+            if info.source == '=protolua.fetch' and fired == 0 then
+                local i, v = recode_kids(lv)
+                if i then
+                    debug.setlocal(lv, i, v)
+                    fired = fired + 1
+                end
+            end
+        end
+    end
+    jit.attach(handler, 'record')
+    local ok, err
+    for _ = 1, 2000 do
+        ok, err = pcall(Node.encode, Node, { value = 1, kids = 12345 })
+        if fired > 0 then break end
+    end
+    jit.attach(handler)
+    -- No trace recorded (e.g. the JIT off or the vendored build's
+    -- thresholds): nothing to check.
+    if fired == 0 then return end
+    T.eq(ok, false)
+    T.eq(tostring(err):find('field kids: expected array (table), got number', 1, true) ~= nil, true, tostring(err))
+end)
+
 T.test('errors encode: below the fetch depth, repeated sub-messages are batch-counted and checked', function()
     -- Node nested 12 deep through `child`; the fetch stops at depth 8, so
     -- the kids at depth 11 take the batch count (LuaJIT) or lua_next.
