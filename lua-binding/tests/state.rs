@@ -1,6 +1,6 @@
 //! Lua-state safety: out of memory in the middle of a decode or encode
-//! (a memory-limited allocator, on Lua 5.4; LuaJIT's own allocator cannot
-//! be limited through mlua, which the test reports), independent states in
+//! (mlua's memory-limited allocator, on LuaJIT and Lua 5.4; where a Lua's
+//! allocator cannot be limited, the test says so and skips), independent states in
 //! several threads at once, and 10,000 schemas loaded and dropped. Memory is
 //! checked numerically: `collectgarbage('count')` for Lua and a counting
 //! global allocator for Rust.
