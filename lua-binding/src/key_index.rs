@@ -131,21 +131,10 @@ impl MessageKeys {
     }
 
     /// The field of this message (`plan`) named by the key string at
-    /// `addr` with bytes `bytes`, if any.
+    /// `addr` with bytes `bytes`, if any: by address, then by name.
     #[inline(always)]
     pub fn field(&self, plan: &MessagePlan, addr: usize, bytes: &[u8]) -> Option<usize> {
-        let mask = self.slots.len() - 1;
-        let mut i = hash(addr, self.shift);
-        loop {
-            let (a, fi) = self.slots[i & mask];
-            if a == addr {
-                return Some(fi as usize);
-            }
-            if a == 0 {
-                return self.by_bytes(plan, bytes);
-            }
-            i += 1;
-        }
+        self.by_address(addr).or_else(|| self.by_bytes(plan, bytes))
     }
 
     fn new(plans: &Plans, plan: &MessagePlan, key_addr: &[usize]) -> MessageKeys {
