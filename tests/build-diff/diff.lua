@@ -18,18 +18,9 @@ local ffi = is_luajit and require('ffi') or nil
 local out = assert(io.open(outpath, 'wb'))
 local ncases = 0
 
--- Park-Miller: exact in doubles and in 5.4 integers.
-local state = seed % 2147483646 + 1
-local function rnd(n)
-    state = state * 16807 % 2147483647
-    return state % n + 1
-end
-local function chance(p) return rnd(10000) <= p * 10000 end
-local function pick(t) return t[rnd(#t)] end
-
-local function hex(s)
-    return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end))
-end
+local wire = dofile((arg[0]:match('^(.*/)') or './') .. 'wire.lua')
+local rnd, chance, pick = wire.rng(seed)
+local hex = wire.hex
 
 local function ser(v, seen)
     local ty = type(v)
@@ -125,7 +116,6 @@ local function emit(...)
 end
 
 -- Wire helpers (values as byte strings: no 64-bit arithmetic needed).
-local wire = dofile((arg[0]:match('^(.*/)') or './') .. 'wire.lua')
 local varint, tag = wire.varint, wire.tag
 local function rbytes(n)
     local b = {}

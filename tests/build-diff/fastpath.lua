@@ -10,13 +10,9 @@ local sodir, fdsdir, genfds, outpath, seed, count = arg[1], arg[2], arg[3], arg[
 package.cpath = sodir .. '/?.so;' .. package.cpath
 local protolua = require('protolua')
 local out = assert(io.open(outpath, 'wb'))
-local state = seed % 2147483646 + 1
-local function rnd(n)
-    state = state * 16807 % 2147483647
-    return state % n + 1
-end
-local function pick(t) return t[rnd(#t)] end
-local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end)) end
+local wire = dofile((arg[0]:match('^(.*/)') or './') .. 'wire.lua')
+local rnd, _, pick = wire.rng(seed)
+local hex = wire.hex
 local function ser(v)
     local ty = type(v)
     if ty == 'string' then return string.format('%q', v) end

@@ -4,13 +4,8 @@
 -- fast path (every scalar kind at numbers 1..15, proto2 required and open
 -- enums). Usage: lua make_fds.lua OUT.fds
 -- The wire helpers shared by the scripts here.
-local varint = dofile((arg[0]:match('^(.*/)') or './') .. 'wire.lua').varint
-local function len(num, s) return varint(num * 8 + 2) .. varint(#s) .. s end
-local function vint(num, v) return varint(num * 8) .. varint(v) end
-local T = { double = 1, float = 2, int64 = 3, uint64 = 4, int32 = 5, fixed64 = 6, fixed32 = 7, bool = 8,
-    string = 9, message = 11, bytes = 12, uint32 = 13, enum = 14, sfixed32 = 15, sfixed64 = 16, sint32 = 17, sint64 = 18 }
-local KINDS = { 'int32', 'int64', 'uint32', 'uint64', 'sint32', 'sint64', 'fixed32', 'fixed64', 'sfixed32',
-    'sfixed64', 'float', 'double', 'bool', 'string', 'bytes' }
+local wire = dofile((arg[0]:match('^(.*/)') or './') .. 'wire.lua')
+local varint, len, vint, T, KINDS = wire.varint, wire.len, wire.vint, wire.T, wire.KINDS
 local function field(name, number, ty, label, tyname)
     return len(2, len(1, name) .. vint(3, number) .. vint(4, label or 1) .. vint(5, T[ty])
         .. (tyname and len(6, tyname) or ''))

@@ -21,14 +21,8 @@ package.cpath = sodir .. '/?.so;' .. package.cpath
 local protolua = require('protolua')
 local ffi = type(jit) == 'table' and require('ffi') or nil
 local here = arg[0]:match('^(.*/)') or './'
-local varint = dofile(here .. 'wire.lua').varint
-
-local function len(num, s) return varint(num * 8 + 2) .. varint(#s) .. s end
-local function vint(num, v) return varint(num * 8) .. varint(v) end
-local T = { double = 1, float = 2, int64 = 3, uint64 = 4, int32 = 5, fixed64 = 6, fixed32 = 7, bool = 8,
-    string = 9, message = 11, bytes = 12, uint32 = 13, enum = 14, sfixed32 = 15, sfixed64 = 16, sint32 = 17, sint64 = 18 }
-local KINDS = { 'int32', 'int64', 'uint32', 'uint64', 'sint32', 'sint64', 'fixed32', 'fixed64', 'sfixed32',
-    'sfixed64', 'float', 'double', 'bool', 'string', 'bytes' }
+local wire = dofile(here .. 'wire.lua')
+local varint, len, vint, T, KINDS = wire.varint, wire.len, wire.vint, wire.T, wire.KINDS
 local LONG = string.rep('long_', 9) .. 'name' -- 49 bytes
 
 -- field(name, number, kind, label, typename, oneof_index)
@@ -76,15 +70,8 @@ local f3 = len(1, len(1, 'wd3.proto') .. len(2, 'wd') .. msgbytes('W', W, entry 
 local f2 = len(1, len(1, 'wd2.proto') .. len(2, 'wd') .. msgbytes('P', P) .. len(12, 'proto2'))
 local FDS = f3 .. f2
 
--- Park-Miller: exact in doubles and in 5.4 integers.
-local state = seed % 2147483646 + 1
-local function rnd(n)
-    state = state * 16807 % 2147483647
-    return state % n + 1
-end
-local function chance(p) return rnd(10000) <= p * 10000 end
-
-local function hex(s) return (s:gsub('.', function(c) return string.format('%02x', c:byte()) end)) end
+local rnd, chance = wire.rng(seed)
+local hex = wire.hex
 
 local faults -- faults left for the current case
 local function fault(p)
