@@ -1731,6 +1731,15 @@ impl DecodeCtx<'_> {
                     leaf_strings::<false>(L, r, slot, n, next)
                 }
             };
+        } else if f.kind.wire_type() == WireType::Varint {
+            // SAFETY: caller's contract (a closed enum never gets here:
+            // its run checks every value, `message`'s `next_len` 0).
+            unsafe {
+                n = match f.kind {
+                    Kind::Int32 => self.leaf_varints(r, slot, n, next, |v| self.push_varint_as(Kind::Int32, f, v)),
+                    _ => self.leaf_varints(r, slot, n, next, |v| self.push_varint(f, v)),
+                };
+            }
         }
         let mut rr = r.clone();
         // SAFETY: caller's contract; each `push` pushes one value, which
@@ -1754,6 +1763,43 @@ impl DecodeCtx<'_> {
         *r = rr;
         res.map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
         Ok(n)
+    }
+
+    /// [`leaf_strings`] for a run of varints: while the next byte is the
+    /// run's one-byte tag `next` and a varint follows, `push` its value
+    /// and store it after element `n` of the array at `slot` (1- and
+    /// 2-byte values inline, longer ones through `varint_general`). Stops
+    /// short of a bad varint, leaving `r` at that element for the general
+    /// loop, which reports it. Returns the index of the last element
+    /// stored.
+    ///
+    /// # Safety
+    /// `slot` holds the array; `push` pushes exactly one value; one free
+    /// stack slot (two for cdata).
+    #[inline(never)]
+    unsafe fn leaf_varints(&self, r: &mut Reader<'_>, slot: c_int, mut n: i64, next: u8, push: impl Fn(u64)) -> i64 {
+        let L = self.L;
+        let mut rest = r.rest();
+        while let [t, ref tail @ ..] = *rest
+            && t == next
+        {
+            let (v, tail) = match *tail {
+                [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
+                [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),
+                _ => {
+                    let mut long = Reader::new(tail);
+                    let Ok(v) = varint_general(&mut long) else { break };
+                    (v, long.rest())
+                }
+            };
+            n += 1;
+            push(v);
+            // SAFETY: caller's contract; rawseti pops the value pushed.
+            unsafe { lua::rawseti(L, slot, n) };
+            rest = tail;
+        }
+        let _ = r.advance(r.remaining() - rest.len());
+        n
     }
 
     /// Decode one `string`/`bytes` value and push it.
