@@ -1757,11 +1757,14 @@ impl DecodeCtx<'_> {
     /// Returns the index of the last element stored. Out of line, so that
     /// this loop gets registers of its own (inside `message` it paid
     /// spills for that function's state); no message is decoded here, so
-    /// it is no frame of the recursion. The reader is copied into a local
-    /// for the loop and written back once: through `r` its two words were
-    /// stored back to memory after every read (callgrind: ~10 of the ~63
-    /// instructions an element of Person 10KB's `emails`). Strings decide
-    /// the UTF-8 check once per run.
+    /// it is no frame of the recursion. Strings and varints first go
+    /// through a loop on the bytes ([`leaf_strings`],
+    /// [`Self::leaf_varints`]): through `r`, whose two words live in the
+    /// caller's frame, every read stored them back to memory, and `L`,
+    /// the tag and the position were reloaded around the two Lua calls
+    /// (callgrind: ~63 → ~47 instructions an element of Person 10KB's
+    /// `emails`). What those loops stop at, and the other kinds, go
+    /// element by element through the reader, which reports errors.
     ///
     /// # Safety
     /// `slot` holds the array; one free stack slot (two for cdata).
@@ -1797,26 +1800,15 @@ impl DecodeCtx<'_> {
                 };
             }
         }
-        let mut rr = r.clone();
         // SAFETY: caller's contract; each `push` pushes one value, which
         // `leaf_each`'s rawseti pops.
         let res = unsafe {
             if matches!(f.kind, Kind::String | Kind::Bytes) {
-                let check = f.utf8 && self.opts.utf8;
-                leaf_each(L, &mut rr, slot, &mut n, next, |rr| {
-                    let bytes = rr.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
-                    if check {
-                        utf8::validate_utf8(bytes, rr.position() - bytes.len())
-                            .map_err(|e| self.err.set(CodecError::wire(e)))?;
-                    }
-                    lua::push_bytes(L, bytes);
-                    Ok(())
-                })
+                leaf_each(L, r, slot, &mut n, next, |r| self.string(f, r))
             } else {
-                leaf_each(L, &mut rr, slot, &mut n, next, |rr| self.scalar(f, rr))
+                leaf_each(L, r, slot, &mut n, next, |r| self.scalar(f, r))
             }
         };
-        *r = rr;
         res.map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
         Ok(n)
     }
