@@ -1414,35 +1414,42 @@ impl DecodeCtx<'_> {
             // Runs of 1–3 values stay on the element loop (icount: the
             // run loop's call costs more than it saves there, +0.3 % on
             // BenchPayload mid with its 3-value `deltas`).
-            if f.kind.wire_type() == WireType::Varint && presize >= PACKED_LOOP_MIN {
-                n = self.packed_varints(f, &mut sub, slot, n);
-            }
-            // Fixed-width values: whole words, each kind its own loop (the
-            // element loop matched the kind and checked the reader per
-            // value: ~36 instructions a `codes` value of BenchPayload mid).
-            // A partial last value is left to the element loop to report.
-            match f.kind {
-                Kind::Fixed32 => {
-                    n = self
-                        .packed_fixed::<4>(&mut sub, slot, n, |b| lua::push_small_int(L, u32::from_le_bytes(b) as i64))
+            if f.kind.wire_type() == WireType::Varint {
+                if presize >= PACKED_LOOP_MIN {
+                    n = self.packed_varints(f, &mut sub, slot, n);
                 }
-                Kind::SFixed32 => {
-                    n = self
-                        .packed_fixed::<4>(&mut sub, slot, n, |b| lua::push_small_int(L, i32::from_le_bytes(b) as i64))
+            } else {
+                // Fixed-width values: whole words, each kind its own loop
+                // (the element loop matched the kind and checked the
+                // reader per value: ~36 instructions a `codes` value of
+                // BenchPayload mid). A partial last value is left to the
+                // element loop to report.
+                match f.kind {
+                    Kind::Fixed32 => {
+                        n = self.packed_fixed::<4>(&mut sub, slot, n, |b| {
+                            lua::push_small_int(L, u32::from_le_bytes(b) as i64)
+                        })
+                    }
+                    Kind::SFixed32 => {
+                        n = self.packed_fixed::<4>(&mut sub, slot, n, |b| {
+                            lua::push_small_int(L, i32::from_le_bytes(b) as i64)
+                        })
+                    }
+                    Kind::Float => {
+                        n = self
+                            .packed_fixed::<4>(&mut sub, slot, n, |b| lua::push_number(L, f32::from_le_bytes(b) as f64))
+                    }
+                    Kind::Fixed64 => {
+                        n = self.packed_fixed::<8>(&mut sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), false))
+                    }
+                    Kind::SFixed64 => {
+                        n = self.packed_fixed::<8>(&mut sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), true))
+                    }
+                    Kind::Double => {
+                        n = self.packed_fixed::<8>(&mut sub, slot, n, |b| lua::push_number(L, f64::from_le_bytes(b)))
+                    }
+                    _ => {}
                 }
-                Kind::Float => {
-                    n = self.packed_fixed::<4>(&mut sub, slot, n, |b| lua::push_number(L, f32::from_le_bytes(b) as f64))
-                }
-                Kind::Fixed64 => {
-                    n = self.packed_fixed::<8>(&mut sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), false))
-                }
-                Kind::SFixed64 => {
-                    n = self.packed_fixed::<8>(&mut sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), true))
-                }
-                Kind::Double => {
-                    n = self.packed_fixed::<8>(&mut sub, slot, n, |b| lua::push_number(L, f64::from_le_bytes(b)))
-                }
-                _ => {}
             }
             while !sub.is_empty() {
                 n += 1;
