@@ -5,7 +5,7 @@
 --
 -- (`just bench-tarantool` builds the rock first.) Environment as for the
 -- embedded harness: PROTOLUA_BENCH_BUDGET (s per repetition, 0.5),
--- PROTOLUA_BENCH_REPS (3), PROTOLUA_BENCH_CELLS. Prints a markdown table; writes
+-- PROTOLUA_BENCH_REPS (3), PROTOLUA_BENCH_CELLS, PROTOLUA_BENCH_CLOCK (below). Prints a markdown table; writes
 -- bench-harness/results/matrix-tarantool.json. Rust allocation counts are
 -- not available here (no counting allocator in tarantool): those columns
 -- come from the embedded harness.
@@ -24,7 +24,11 @@ local clock = require('clock')
 FIXTURES = root .. '/fixtures'
 protolua = require('protolua')
 MSGPACK = require('msgpack')
-now = clock.monotonic
+-- PROTOLUA_BENCH_CLOCK=thread: time with this thread's CPU time
+-- (CLOCK_THREAD_CPUTIME_ID) instead of the monotonic clock, so that time
+-- the thread spends descheduled on a loaded machine does not count.
+local thread_clock = os.getenv('PROTOLUA_BENCH_CLOCK') == 'thread'
+now = thread_clock and clock.thread or clock.monotonic
 BUDGET = tonumber(os.getenv('PROTOLUA_BENCH_BUDGET')) or 0.5
 REPS = tonumber(os.getenv('PROTOLUA_BENCH_REPS')) or 3
 CELLS = os.getenv('PROTOLUA_BENCH_CELLS') -- only these cells (results to cells-tarantool*.json)
@@ -38,9 +42,9 @@ end
 local rows = dofile(root .. '/bench-harness/lua/matrix.lua')
 
 local version = require('tarantool').version
-print(string.format('protolua matrix on Tarantool %s (%s): median of %d x %g s per cell; '
+print(string.format('protolua matrix on Tarantool %s (%s): median of %d x %g s%s per cell; '
     .. 'vs msgpack = protolua msgs/s / msgpack msgs/s, median over repetitions (A B A B ...)%s\n',
-    version, jit.version, REPS, BUDGET, protolua_floors and '; floor/msgpack = floor msgs/s / msgpack msgs/s, '
+    version, jit.version, REPS, BUDGET, thread_clock and ' (thread CPU time)' or '', protolua_floors and '; floor/msgpack = floor msgs/s / msgpack msgs/s, '
         .. 'time/floor = floor msgs/s / protolua msgs/s, same repetitions' or ''))
 if protolua_floors then
     print('| message | size | bytes | direction | msgs/s | MB/s | spread | vs msgpack | ratio spread '
