@@ -52,6 +52,15 @@ bench-tarantool: rock
 icount-tarantool *dirs:
     bench-harness/tarantool/icount.sh {{dirs}}
 
+# bench-tarantool plus the floors (bench-only module, bench-harness/tarantool-floors):
+# floor/msgpack (the best any codec building the same tables reaches) and protolua time/floor.
+bench-tarantool-floor: rock
+    PROTOLUA_FLOORS="$(bench-harness/tarantool/floors.sh)" tarantool bench-harness/tarantool/run.lua "$(pwd)"
+
+# icount-tarantool with a decode-floor column (msgpack ÷ floor in instructions).
+icount-tarantool-floor *dirs:
+    ICOUNT_FLOORS="$(bench-harness/tarantool/floors.sh)" bench-harness/tarantool/icount.sh {{dirs}}
+
 # Decode ns/byte of the adversarial shapes at 1 KB..100 MB; flags superlinear ones (docs/ROBUSTNESS.md).
 bench-linear:
     cargo run --release -p protolua-bench --bin linear

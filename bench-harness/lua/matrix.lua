@@ -2,7 +2,8 @@
 -- a Lua loop calling Msg:encode(t) / Msg:decode(s). Globals from the host:
 -- FIXTURES, protolua, now() (monotonic seconds), BUDGET (seconds per rep),
 -- REPS, rust_allocs() (allocations, bytes so far), and optionally
--- protolua_floors (the embedded harness), MSGPACK (Tarantool's msgpack,
+-- protolua_floors (the embedded harness, or Tarantool's run.lua with the
+-- bench-only protolua_floors module), MSGPACK (Tarantool's msgpack,
 -- timed on the same tables as a reference) and CELLS (a comma-separated
 -- list such as "Person/10B,BenchPayload/min": only those cells run) and
 -- STRICT (encode rows also time the strict-key floors, walk and count:
@@ -94,9 +95,11 @@ local function allocs(op, args, msg)
     return (k1 - k0) * 1024 / #args, (n1 - n0) / #args, (b1 - b0) / #args
 end
 
--- Deep equality of two decoded tables (the decode floor must build the same).
+-- Deep equality of two decoded tables, metatables included (the decode
+-- floor must build the same).
 local function same(a, b)
     if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
+    if getmetatable(a) ~= getmetatable(b) then return false end
     for k, v in pairs(a) do if not same(v, b[k]) then return false end end
     for k in pairs(b) do if a[k] == nil then return false end end
     return true
@@ -147,7 +150,7 @@ for _, c in ipairs(cells) do
             rate(walk_floor, arg, nil, 0.1)
             rate(count_floor, arg, nil, 0.1)
         end
-        local rs, ratios, mp_ratios = {}, {}, {}
+        local rs, ratios, mp_ratios, floor_mp_ratios = {}, {}, {}, {}
         local walk_ratios, count_ratios, strict_ratios = {}, {}, {}
         for i = 1, REPS do
             rs[i] = rate(op, arg, c.msg, BUDGET)
@@ -156,7 +159,13 @@ for _, c in ipairs(cells) do
                 f = rate(fop, arg, nil, BUDGET)
                 ratios[i] = f / rs[i]
             end
-            if mop then mp_ratios[i] = rs[i] / rate(mop, marg, nil, BUDGET) end
+            if mop then
+                local m = rate(mop, marg, nil, BUDGET)
+                mp_ratios[i] = rs[i] / m
+                -- The floor against msgpack: the best a codec building
+                -- these tables can reach relative to msgpack.
+                if f then floor_mp_ratios[i] = f / m end
+            end
             if strict then
                 -- Each strict floor against the floor of this repetition;
                 -- protolua against the faster of the two.
@@ -188,6 +197,11 @@ for _, c in ipairs(cells) do
             row.msgpack_ratio = median(mp_ratios)
             row.msgpack_ratio_spread = (mp_ratios[#mp_ratios] - mp_ratios[1]) / row.msgpack_ratio
             row.msgpack_lua_bytes = allocs(mop, dir == 'decode' and { mp_bytes } or vargs, nil)
+            if fop then
+                row.floor_msgpack_ratio = median(floor_mp_ratios)
+                row.floor_msgpack_ratio_spread = (floor_mp_ratios[#floor_mp_ratios] - floor_mp_ratios[1])
+                    / row.floor_msgpack_ratio
+            end
         end
         rows[#rows + 1] = row
     end

@@ -5,7 +5,11 @@
 //!   create each table (exactly pre-sized), push each key from a key-string
 //!   table (`rawgeti`, as protolua does), push each string from bytes
 //!   (`lua_pushlstring`, as protolua does from the input), each number and
-//!   boolean, and `rawset`/`rawseti` it. No parsing, no plan.
+//!   boolean, and `rawset`/`rawseti` it. No parsing, no plan. A table
+//!   that had a metatable (protolua's and msgpack's `__serialize`
+//!   metatables inside Tarantool) gets the same one right after it is made,
+//!   pushed from a stack slot (`lua_pushvalue`, as protolua does); the
+//!   embedded harness's tables have none.
 //! * **Encode floor:** reads every value of the input table along a read
 //!   plan recorded from it (key push + `rawget`, `rawgeti` for arrays),
 //!   copies string bytes and 8-byte numbers into a reused buffer, and makes
@@ -39,6 +43,9 @@ use protolua::lua::{self, ffi, lua_State, upvalue};
 enum Op {
     /// `lua_createtable(narr, nrec)`.
     Table(c_int, c_int),
+    /// Give the new table on top metatable `id` (`lua_pushvalue` from its
+    /// stack slot, `lua_setmetatable`).
+    Meta(c_int),
     /// Push key string `id` from the key table.
     Key(i64),
     /// Push `arena[start..end]` as a string.
@@ -78,6 +85,8 @@ enum Slot {
 /// Userdata payload: both floors of one cell.
 struct Floors {
     tape: Vec<Op>,
+    /// How many distinct metatables the tape sets (upvalue 4 holds them).
+    metas: c_int,
     arena: Vec<u8>,
     read: Read,
     out: Vec<u8>,
@@ -88,6 +97,10 @@ struct Recorder {
     tape: Vec<Op>,
     arena: Vec<u8>,
     keys: Vec<Vec<u8>>,
+    /// Stack index of the table collecting the distinct metatables.
+    meta_table: c_int,
+    /// Their identities (`lua_topointer`), in that table's order.
+    metas: Vec<*const std::ffi::c_void>,
 }
 
 impl Recorder {
@@ -127,6 +140,21 @@ impl Recorder {
                 ffi::LUA_TTABLE => {
                     let at = self.tape.len();
                     self.tape.push(Op::Table(0, 0));
+                    if ffi::lua_getmetatable(L, idx) != 0 {
+                        let p = ffi::lua_topointer(L, -1);
+                        let id = match self.metas.iter().position(|&m| m == p) {
+                            Some(i) => {
+                                ffi::lua_pop(L, 1);
+                                i
+                            }
+                            None => {
+                                self.metas.push(p);
+                                lua::rawseti(L, self.meta_table, self.metas.len() as i64);
+                                self.metas.len() - 1
+                            }
+                        };
+                        self.tape.push(Op::Meta(id as c_int));
+                    }
                     let (mut narr, mut nrec) = (0, 0);
                     let mut fields = Vec::new();
                     ffi::lua_pushnil(L);
@@ -158,7 +186,8 @@ impl Recorder {
     }
 }
 
-/// `protolua_floors(t)`: returns `decode_floor, encode_floor` for tables shaped like `t`.
+/// `protolua_floors(t)`: returns `decode_floor, encode_floor, walk_floor,
+/// count_floor` for tables shaped like `t`.
 ///
 /// # Safety
 /// Called by Lua.
@@ -168,8 +197,13 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
     unsafe {
         ffi::luaL_checktype(L, 1, ffi::LUA_TTABLE);
         ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
-        let mut rec = Recorder { tape: Vec::new(), arena: Vec::new(), keys: Vec::new() };
+        // Metatable table (upvalue 4), at index 2.
+        ffi::lua_settop(L, 1);
+        ffi::lua_createtable(L, 0, 0);
+        let mut rec =
+            Recorder { tape: Vec::new(), arena: Vec::new(), keys: Vec::new(), meta_table: 2, metas: Vec::new() };
         let read = rec.value(L, 1);
+        let metas = rec.metas.len() as c_int;
         // Key table (upvalue 2 of both closures).
         ffi::lua_createtable(L, rec.keys.len() as c_int, 0);
         let keys = ffi::lua_gettop(L);
@@ -184,7 +218,7 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
         ffi::lua_pushcfunction(L, floors_gc);
         ffi::lua_rawset(L, -3);
         ffi::lua_setmetatable(L, -2);
-        *ud = Some(Floors { tape: rec.tape, arena: rec.arena, read, out: Vec::with_capacity(1 << 16) });
+        *ud = Some(Floors { tape: rec.tape, metas, arena: rec.arena, read, out: Vec::with_capacity(1 << 16) });
         let u = ffi::lua_gettop(L);
         // The Lua key counter (upvalue 3).
         let counter =
@@ -200,7 +234,8 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
             ffi::lua_pushvalue(L, u);
             ffi::lua_pushvalue(L, keys);
             ffi::lua_pushvalue(L, counter);
-            ffi::lua_pushcclosure(L, f, 3);
+            ffi::lua_pushvalue(L, 2);
+            ffi::lua_pushcclosure(L, f, 4);
         }
         4
     }
@@ -219,14 +254,24 @@ unsafe extern "C-unwind" fn floors_gc(L: *mut lua_State) -> c_int {
 /// The decode floor: build the recorded table.
 unsafe extern "C-unwind" fn decode_floor(L: *mut lua_State) -> c_int {
     // SAFETY: upvalue 1 is our userdata (set by make_floors), upvalue 2 the
-    // key table; the tape is balanced (each value is consumed by its Set).
+    // key table, upvalue 4 the metatables (pushed into slots `base + 1..`
+    // first); the tape is balanced (each value is consumed by its Set) and
+    // leaves the root table on top.
     unsafe {
         let f = (*(ffi::lua_touserdata(L, upvalue(1)) as *const Option<Floors>)).as_ref().expect("floors");
         let keys = upvalue(2);
         ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
+        let base = if f.metas > 0 { ffi::lua_gettop(L) } else { 0 };
+        for i in 1..=f.metas {
+            lua::push_rawgeti(L, upvalue(4), i as i64);
+        }
         for op in &f.tape {
             match *op {
                 Op::Table(a, r) => ffi::lua_createtable(L, a, r),
+                Op::Meta(id) => {
+                    ffi::lua_pushvalue(L, base + 1 + id);
+                    ffi::lua_setmetatable(L, -2);
+                }
                 Op::Key(id) => lua::push_rawgeti(L, keys, id),
                 Op::Str(s, e) => lua::push_bytes(L, &f.arena[s..e]),
                 Op::Num(x) => ffi::lua_pushnumber(L, x),
