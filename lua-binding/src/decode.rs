@@ -360,14 +360,19 @@ fn count_run(r: &Reader<'_>, tag: Tag) -> usize {
 fn len_run_of(b: &[u8], next_tag: impl Fn(usize) -> Option<usize>) -> usize {
     let (mut p, mut n) = (0, 0);
     loop {
-        let (len, q) = match b.get(p) {
-            Some(&x) if x < 0x80 => (usize::from(x), p + 1),
-            _ => match scan_varint(b, p).and_then(|(l, q)| Some((usize::try_from(l).ok()?, q))) {
-                Some(lq) => lq,
+        let e = match b.get(p) {
+            // `p` indexes a slice, so `p + 1 + 127` cannot overflow: no
+            // checked add on the common path (2 of its ~17 instructions a
+            // value; Person 10KB's 250 `emails`).
+            Some(&x) if x < 0x80 => p + 1 + usize::from(x),
+            _ => match scan_varint(b, p).and_then(|(l, q)| q.checked_add(usize::try_from(l).ok()?)) {
+                Some(e) => e,
                 None => return n.max(1),
             },
         };
-        let Some(e) = q.checked_add(len).filter(|&e| e <= b.len()) else { return n.max(1) };
+        if e > b.len() {
+            return n.max(1);
+        }
         n += 1;
         match next_tag(e) {
             Some(q) => p = q,
@@ -1414,8 +1419,42 @@ impl DecodeCtx<'_> {
             // Runs of 1–3 values stay on the element loop (icount: the
             // run loop's call costs more than it saves there, +0.3 % on
             // BenchPayload mid with its 3-value `deltas`).
-            if f.kind.wire_type() == WireType::Varint && presize >= PACKED_LOOP_MIN {
-                n = self.packed_varints(f, &mut sub, slot, n);
+            if f.kind.wire_type() == WireType::Varint {
+                if presize >= PACKED_LOOP_MIN {
+                    n = self.packed_varints(f, &mut sub, slot, n);
+                }
+            } else {
+                // Fixed-width values: whole words, each kind its own loop
+                // (the element loop matched the kind and checked the
+                // reader per value: ~36 instructions a `codes` value of
+                // BenchPayload mid). A partial last value is left to the
+                // element loop to report.
+                match f.kind {
+                    Kind::Fixed32 => {
+                        n = self.packed_fixed::<4>(&mut sub, slot, n, |b| {
+                            lua::push_small_int(L, u32::from_le_bytes(b) as i64)
+                        })
+                    }
+                    Kind::SFixed32 => {
+                        n = self.packed_fixed::<4>(&mut sub, slot, n, |b| {
+                            lua::push_small_int(L, i32::from_le_bytes(b) as i64)
+                        })
+                    }
+                    Kind::Float => {
+                        n = self
+                            .packed_fixed::<4>(&mut sub, slot, n, |b| lua::push_number(L, f32::from_le_bytes(b) as f64))
+                    }
+                    Kind::Fixed64 => {
+                        n = self.packed_fixed::<8>(&mut sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), false))
+                    }
+                    Kind::SFixed64 => {
+                        n = self.packed_fixed::<8>(&mut sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), true))
+                    }
+                    Kind::Double => {
+                        n = self.packed_fixed::<8>(&mut sub, slot, n, |b| lua::push_number(L, f64::from_le_bytes(b)))
+                    }
+                    _ => {}
+                }
             }
             while !sub.is_empty() {
                 n += 1;
@@ -1456,6 +1495,35 @@ impl DecodeCtx<'_> {
                 _ => self.push_each(sub, slot, &mut n, |v| self.push_varint(f, v)),
             }
         }
+        n
+    }
+
+    /// Push the `W`-byte values of a packed run into the array at `slot`
+    /// (its last index is `n`) and return the new last index; a partial
+    /// last value is left in `sub` for the caller's element loop to
+    /// report. Out of line, like [`Self::packed_varints`].
+    ///
+    /// # Safety
+    /// `slot` holds the array; `push` pushes exactly one value; one free
+    /// stack slot (two for cdata).
+    #[inline(never)]
+    unsafe fn packed_fixed<const W: usize>(
+        &self,
+        sub: &mut Reader<'_>,
+        slot: c_int,
+        mut n: i64,
+        push: impl Fn([u8; W]),
+    ) -> i64 {
+        let L = self.L;
+        let rest = sub.rest();
+        let (words, tail) = rest.as_chunks::<W>();
+        for &w in words {
+            n += 1;
+            push(w);
+            // SAFETY: caller's contract; rawseti pops the value pushed.
+            unsafe { lua::rawseti(L, slot, n) };
+        }
+        let _ = sub.advance(rest.len() - tail.len());
         n
     }
 
@@ -1701,7 +1769,14 @@ impl DecodeCtx<'_> {
     /// Returns the index of the last element stored. Out of line, so that
     /// this loop gets registers of its own (inside `message` it paid
     /// spills for that function's state); no message is decoded here, so
-    /// it is no frame of the recursion.
+    /// it is no frame of the recursion. Strings and varints first go
+    /// through a loop on the bytes ([`leaf_strings`],
+    /// [`Self::leaf_varints`]): through `r`, whose two words live in the
+    /// caller's frame, every read stored them back to memory, and `L`,
+    /// the tag and the position were reloaded around the two Lua calls
+    /// (callgrind: ~63 → ~47 instructions an element of Person 10KB's
+    /// `emails`). What those loops stop at, and the other kinds, go
+    /// element by element through the reader, which reports errors.
     ///
     /// # Safety
     /// `slot` holds the array; one free stack slot (two for cdata).
@@ -1717,20 +1792,74 @@ impl DecodeCtx<'_> {
         mut n: i64,
         next: u8,
     ) -> Res<i64> {
-        while r.rest().first() == Some(&next) {
-            let _ = r.advance(1);
-            n += 1;
-            // SAFETY: caller's contract; rawseti pops the value pushed.
+        let L = self.L;
+        if matches!(f.kind, Kind::String | Kind::Bytes) {
+            // SAFETY: caller's contract.
             unsafe {
-                let pushed = match f.kind {
-                    Kind::String | Kind::Bytes => self.string(f, r),
-                    _ => self.scalar(f, r),
+                n = if f.utf8 && self.opts.utf8 {
+                    leaf_strings::<true>(L, r, slot, n, next)
+                } else {
+                    leaf_strings::<false>(L, r, slot, n, next)
+                }
+            };
+        } else if f.kind.wire_type() == WireType::Varint {
+            // SAFETY: caller's contract (a closed enum never gets here:
+            // its run checks every value, `message`'s `next_len` 0).
+            unsafe {
+                n = match f.kind {
+                    Kind::Int32 => self.leaf_varints(r, slot, n, next, |v| self.push_varint_as(Kind::Int32, f, v)),
+                    _ => self.leaf_varints(r, slot, n, next, |v| self.push_varint(f, v)),
                 };
-                pushed.map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                lua::rawseti(self.L, slot, n);
             }
         }
+        // SAFETY: caller's contract; each `push` pushes one value, which
+        // `leaf_each`'s rawseti pops.
+        let res = unsafe {
+            if matches!(f.kind, Kind::String | Kind::Bytes) {
+                leaf_each(L, r, slot, &mut n, next, |r| self.string(f, r))
+            } else {
+                leaf_each(L, r, slot, &mut n, next, |r| self.scalar(f, r))
+            }
+        };
+        res.map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
         Ok(n)
+    }
+
+    /// [`leaf_strings`] for a run of varints: while the next byte is the
+    /// run's one-byte tag `next` and a varint follows, `push` its value
+    /// and store it after element `n` of the array at `slot` (1- and
+    /// 2-byte values inline, longer ones through `varint_general`). Stops
+    /// short of a bad varint, leaving `r` at that element for the general
+    /// loop, which reports it. Returns the index of the last element
+    /// stored.
+    ///
+    /// # Safety
+    /// `slot` holds the array; `push` pushes exactly one value; one free
+    /// stack slot (two for cdata).
+    #[inline(never)]
+    unsafe fn leaf_varints(&self, r: &mut Reader<'_>, slot: c_int, mut n: i64, next: u8, push: impl Fn(u64)) -> i64 {
+        let L = self.L;
+        let mut rest = r.rest();
+        while let [t, ref tail @ ..] = *rest
+            && t == next
+        {
+            let (v, tail) = match *tail {
+                [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
+                [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),
+                _ => {
+                    let mut long = Reader::new(tail);
+                    let Ok(v) = varint_general(&mut long) else { break };
+                    (v, long.rest())
+                }
+            };
+            n += 1;
+            push(v);
+            // SAFETY: caller's contract; rawseti pops the value pushed.
+            unsafe { lua::rawseti(L, slot, n) };
+            rest = tail;
+        }
+        let _ = r.advance(r.remaining() - rest.len());
+        n
     }
 
     /// Decode one `string`/`bytes` value and push it.
@@ -1813,6 +1942,76 @@ impl DecodeCtx<'_> {
         }
         Ok(())
     }
+}
+
+/// The common case of an unpacked run of strings, for
+/// [`DecodeCtx::leaf_run`]: while the next bytes are the run's one-byte
+/// tag `next` and a one-byte length that fits, push the string (checked
+/// with `CHECK`) and store it after element `n` of the array at `slot`.
+/// Works on the bytes, so that the position stays in a register, and out
+/// of line, so that its six live values fit the callee-saved registers
+/// (inlined, `next` and the position were spilled around the calls); stops
+/// short of anything else (a longer length, a bad one, invalid UTF-8),
+/// leaving `r` at that element for the general loop, which reports it.
+/// Returns the index of the last element stored.
+///
+/// # Safety
+/// `slot` holds the array; one free stack slot.
+#[inline(never)]
+unsafe fn leaf_strings<const CHECK: bool>(
+    L: *mut lua_State,
+    r: &mut Reader<'_>,
+    slot: c_int,
+    mut n: i64,
+    next: u8,
+) -> i64 {
+    let mut rest = r.rest();
+    while let [t, len, ref tail @ ..] = *rest
+        && t == next
+        && len < 0x80
+        && usize::from(len) <= tail.len()
+    {
+        let (bytes, tail) = tail.split_at(usize::from(len));
+        if CHECK && utf8::validate_utf8(bytes, 0).is_err() {
+            break;
+        }
+        n += 1;
+        // SAFETY: caller's contract; rawseti pops the string.
+        unsafe {
+            lua::push_bytes(L, bytes);
+            lua::rawseti(L, slot, n);
+        }
+        rest = tail;
+    }
+    let _ = r.advance(r.remaining() - rest.len());
+    n
+}
+
+/// [`DecodeCtx::leaf_run`]'s loop: while the next byte of `r` is `next`,
+/// step over it, count the element in `n`, `push` its value and store it
+/// at index `n` of the array at `slot`. On an error `n` is the index of
+/// the element that failed.
+///
+/// # Safety
+/// `slot` holds the array; `push` pushes exactly one value when it
+/// returns `Ok` (two free slots for cdata).
+#[inline(always)]
+unsafe fn leaf_each<'a>(
+    L: *mut lua_State,
+    r: &mut Reader<'a>,
+    slot: c_int,
+    n: &mut i64,
+    next: u8,
+    mut push: impl FnMut(&mut Reader<'a>) -> Res,
+) -> Res {
+    while r.rest().first() == Some(&next) {
+        let _ = r.advance(1);
+        *n += 1;
+        push(r)?;
+        // SAFETY: caller's contract; rawseti pops the value pushed.
+        unsafe { lua::rawseti(L, slot, *n) };
+    }
+    Ok(())
 }
 
 /// Take the frame's container and accumulator slots (`acc - 1`, `acc`) if
