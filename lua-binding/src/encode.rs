@@ -1,7 +1,7 @@
 //! Lua table → bytes: the plan walk.
 //!
 //! Two ways to visit a message's fields, chosen per message from how many
-//! fields its last encode found set ([`KeyIndex::hint`]):
+//! fields its last encode found set ([`KeyIndex::walks`]):
 //! - **probe** (dense tables): every declared field in field-number order,
 //!   `rawgeti` of the interned key then `rawget`; the output is canonical
 //!   as written. Three C API calls per declared field, set or not.
@@ -278,8 +278,8 @@ impl EncodeCtx<'_> {
             // A walked root (a sparse table: the walked cells' usual case)
             // skips `message`'s frame: the same steps as its walk branch
             // at depth 1 (no `lua_checkstack` there either).
-            let plan = &self.plans.messages[msg as usize];
-            if self.max_depth >= 1 && self.walks(msg, plan) {
+            if self.max_depth >= 1 && self.walks(msg) {
+                let plan = &self.plans.messages[msg as usize];
                 return self.walked_message(msg, plan, t, 1, out).map_err(|_| self.err.take());
             }
             self.message(msg, t, 1, usize::MAX, 0, out).map_err(|_| self.err.take())
@@ -288,14 +288,21 @@ impl EncodeCtx<'_> {
 
     /// Is message `mi` walked (not probed)? Its last encode found fewer
     /// than one set field in [`WALK_RATIO`] declared ones.
-    #[inline(always)]
-    fn walks(&self, mi: u32, plan: &MessagePlan) -> bool {
+    #[inline]
+    fn walks(&self, mi: u32) -> bool {
         match self.index {
-            Some(ix) => {
-                let hint = ix.hint(mi) as usize;
-                hint != u16::MAX as usize && hint * WALK_RATIO < plan.fields.len()
-            }
+            Some(ix) => ix.walks(mi),
             None => false,
+        }
+    }
+
+    /// Record how many fields this encode of message `mi` found set, and
+    /// with it whether its next encode walks ([`Self::walks`]).
+    #[inline]
+    fn set_hint(&self, mi: u32, plan: &MessagePlan, present: usize) {
+        if let Some(ix) = self.index {
+            let hint = KeyIndex::clamp_hint(present);
+            ix.set_hint(mi, hint, hint * WALK_RATIO < plan.fields.len());
         }
     }
 
@@ -307,9 +314,7 @@ impl EncodeCtx<'_> {
         // by the caller).
         unsafe {
             let (present, missing_required) = self.walk_fields(mi, plan, t, depth, out)?;
-            if let Some(ix) = self.index {
-                ix.set_hint(mi, present);
-            }
+            self.set_hint(mi, plan, present);
             if missing_required && self.check_required {
                 return Err(self.err.set(self.missing_required(mi, plan, t)));
             }
@@ -342,7 +347,7 @@ impl EncodeCtx<'_> {
         // SAFETY: (whole body) `t` is an absolute index of a table; each
         // pushed value is popped before the next field; stack room checked.
         unsafe {
-            let walk = self.walks(mi, plan);
+            let walk = self.walks(mi);
             let fetched = if walk {
                 0
             } else if vals != 0 {
@@ -372,9 +377,7 @@ impl EncodeCtx<'_> {
             } else {
                 self.probe_fields::<false>(mi, plan, t, 0, 0, false, depth, out)?
             };
-            if let Some(ix) = self.index {
-                ix.set_hint(mi, present);
-            }
+            self.set_hint(mi, plan, present);
             if missing_required && self.check_required {
                 return Err(self.err.set(self.missing_required(mi, plan, t)));
             }
@@ -664,15 +667,7 @@ impl EncodeCtx<'_> {
     #[inline(always)]
     fn fetches_batch(&self, sub: u32, depth: u32) -> bool {
         let plan = &self.plans.messages[sub as usize];
-        self.fetches(plan, depth)
-            && plan.fields.len() <= FETCH_BATCH_MAX_FIELDS
-            && match self.index {
-                Some(ix) => {
-                    let hint = ix.hint(sub) as usize;
-                    hint == u16::MAX as usize || hint * WALK_RATIO >= plan.fields.len()
-                }
-                None => true,
-            }
+        self.fetches(plan, depth) && plan.fields.len() <= FETCH_BATCH_MAX_FIELDS && !self.walks(sub)
     }
 
     /// The elements `arr[1..=n]` of a repeated field `f` of message type
