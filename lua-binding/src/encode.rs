@@ -1,7 +1,7 @@
 //! Lua table → bytes: the plan walk.
 //!
 //! Two ways to visit a message's fields, chosen per message from how many
-//! fields its last encode found set ([`KeyIndex::hint`]):
+//! fields its last encode found set ([`KeyIndex::walks`]):
 //! - **probe** (dense tables): every declared field in field-number order,
 //!   `rawgeti` of the interned key then `rawget`; the output is canonical
 //!   as written. Three C API calls per declared field, set or not.
@@ -275,8 +275,53 @@ impl EncodeCtx<'_> {
             if ty != ffi::LUA_TTABLE {
                 return Err(wrong("table", ty));
             }
+            // A walked root (a sparse table: the walked cells' usual case)
+            // skips `message`'s frame: the same steps as its walk branch
+            // at depth 1 (no `lua_checkstack` there either).
+            if self.max_depth >= 1 && self.walks(msg) {
+                let plan = &self.plans.messages[msg as usize];
+                return self.walked_message(msg, plan, t, 1, out).map_err(|_| self.err.take());
+            }
             self.message(msg, t, 1, usize::MAX, 0, out).map_err(|_| self.err.take())
         }
+    }
+
+    /// Is message `mi` walked (not probed)? Its last encode found fewer
+    /// than one set field in [`WALK_RATIO`] declared ones.
+    #[inline]
+    fn walks(&self, mi: u32) -> bool {
+        match self.index {
+            Some(ix) => ix.walks(mi),
+            None => false,
+        }
+    }
+
+    /// Record how many fields this encode of message `mi` found set, and
+    /// with it whether its next encode walks ([`Self::walks`]).
+    #[inline]
+    fn set_hint(&self, mi: u32, plan: &MessagePlan, present: usize) {
+        if let Some(ix) = self.index {
+            let hint = KeyIndex::clamp_hint(present);
+            ix.set_hint(mi, hint, hint * WALK_RATIO < plan.fields.len());
+        }
+    }
+
+    /// `message`'s walk branch for the root: walk `t`'s keys, then what
+    /// `message` does after a walk.
+    #[inline(always)]
+    unsafe fn walked_message(&self, mi: u32, plan: &MessagePlan, t: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
+        // SAFETY: forwarded (`message`'s contract; the stack room checked
+        // by the caller).
+        unsafe {
+            let (present, missing_required) = self.walk_fields(mi, plan, t, depth, out)?;
+            self.set_hint(mi, plan, present);
+            if missing_required && self.check_required {
+                return Err(self.err.set(self.missing_required(mi, plan, t)));
+            }
+            // No key count: the walk checked strict keys itself.
+            self.put_unknown(t, out);
+        }
+        Ok(())
     }
 
     #[inline(always)]
@@ -302,13 +347,7 @@ impl EncodeCtx<'_> {
         // SAFETY: (whole body) `t` is an absolute index of a table; each
         // pushed value is popped before the next field; stack room checked.
         unsafe {
-            let walk = match self.index {
-                Some(ix) => {
-                    let hint = ix.hint(mi) as usize;
-                    hint != u16::MAX as usize && hint * WALK_RATIO < plan.fields.len()
-                }
-                None => false,
-            };
+            let walk = self.walks(mi);
             let fetched = if walk {
                 0
             } else if vals != 0 {
@@ -338,15 +377,26 @@ impl EncodeCtx<'_> {
             } else {
                 self.probe_fields::<false>(mi, plan, t, 0, 0, false, depth, out)?
             };
-            if let Some(ix) = self.index {
-                ix.set_hint(mi, present);
-            }
+            self.set_hint(mi, plan, present);
             if missing_required && self.check_required {
                 return Err(self.err.set(self.missing_required(mi, plan, t)));
             }
             if self.strict_keys && !walk && keys != present {
                 self.check_keys(plan, t, present)?;
             }
+            self.put_unknown(t, out);
+        }
+        Ok(())
+    }
+
+    /// Append `t`'s stored unknown fields, if any (`self.unknown`: the
+    /// unknown-field store, when loaded with them kept).
+    #[inline(always)]
+    unsafe fn put_unknown(&self, t: c_int, out: &mut EncodeBuffers) {
+        let L = self.L;
+        // SAFETY: `t` is an absolute index of a table; the store's value
+        // is popped; one free slot (the message's reserve).
+        unsafe {
             if self.unknown != 0 {
                 ffi::lua_pushvalue(L, t);
                 match lua::rawget(L, self.unknown) {
@@ -357,7 +407,6 @@ impl EncodeCtx<'_> {
                 ffi::lua_pop(L, 1);
             }
         }
-        Ok(())
     }
 
     /// Visit every declared field in number order (see the module doc).
@@ -618,15 +667,7 @@ impl EncodeCtx<'_> {
     #[inline(always)]
     fn fetches_batch(&self, sub: u32, depth: u32) -> bool {
         let plan = &self.plans.messages[sub as usize];
-        self.fetches(plan, depth)
-            && plan.fields.len() <= FETCH_BATCH_MAX_FIELDS
-            && match self.index {
-                Some(ix) => {
-                    let hint = ix.hint(sub) as usize;
-                    hint == u16::MAX as usize || hint * WALK_RATIO >= plan.fields.len()
-                }
-                None => true,
-            }
+        self.fetches(plan, depth) && plan.fields.len() <= FETCH_BATCH_MAX_FIELDS && !self.walks(sub)
     }
 
     /// The elements `arr[1..=n]` of a repeated field `f` of message type

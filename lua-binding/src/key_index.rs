@@ -14,7 +14,8 @@
 //! strings, and neither LuaJIT's nor Lua 5.4's collector moves objects.
 //!
 //! The index also keeps, per message, how many fields the last encode
-//! found set ([`KeyIndex::hint`]); encode picks its strategy from it, and
+//! found set and, decided from it, whether the next encode walks the
+//! table ([`KeyIndex::walks`]); encode picks its strategy from it, and
 //! the layout of a fetch's results ([`KeyIndex::fetch_len`],
 //! [`KeyIndex::nested`]): which singular sub-messages a message's fetch
 //! (LuaJIT, strict keys) reads one level into.
@@ -47,6 +48,9 @@ pub struct MessageKeys {
     by_name: Box<[u16]>,
     /// Fields found set by the last encode of this message.
     present: Cell<u16>,
+    /// Whether the next encode of this message walks its table (decided
+    /// from `present` when it is recorded: see [`KeyIndex::set_hint`]).
+    walk: Cell<bool>,
     /// How many results this message's fetch returns.
     fetch_len: u16,
     /// Per field: 1 + the offset past the fetched values of its nested
@@ -95,15 +99,32 @@ impl KeyIndex {
 
     /// How many fields the last encode of message `mi` found set
     /// (`u16::MAX` before the first).
-    #[inline(always)]
+    #[cfg(test)]
     pub fn hint(&self, mi: u32) -> u16 {
         self.messages[mi as usize].present.get()
     }
 
-    /// Record how many fields this encode of message `mi` found set.
+    /// Whether the next encode of message `mi` walks its table: the `walk`
+    /// its last encode recorded (`false` before the first).
     #[inline(always)]
-    pub fn set_hint(&self, mi: u32, present: usize) {
-        self.messages[mi as usize].present.set(present.min(u16::MAX as usize - 1) as u16);
+    pub fn walks(&self, mi: u32) -> bool {
+        self.messages[mi as usize].walk.get()
+    }
+
+    /// Record how many fields this encode of message `mi` found set
+    /// (clamped below `u16::MAX`), and whether the next encode walks
+    /// (the caller decides it from the clamped count: [`KeyIndex::clamp_hint`]).
+    #[inline(always)]
+    pub fn set_hint(&self, mi: u32, present: usize, walk: bool) {
+        let m = &self.messages[mi as usize];
+        m.present.set(Self::clamp_hint(present) as u16);
+        m.walk.set(walk);
+    }
+
+    /// The count [`KeyIndex::set_hint`] records for `present` set fields.
+    #[inline(always)]
+    pub fn clamp_hint(present: usize) -> usize {
+        present.min(u16::MAX as usize - 1)
     }
 }
 
@@ -169,6 +190,7 @@ impl MessageKeys {
             shift,
             by_name: by_name.into_boxed_slice(),
             present: Cell::new(u16::MAX),
+            walk: Cell::new(false),
             fetch_len: len.min(u16::MAX as usize) as u16,
             nested: nested.into_boxed_slice(),
         }
@@ -294,9 +316,12 @@ mod tests {
         let p = plans(&["a"]);
         let idx = KeyIndex::new(&p, &[0x1000]);
         assert_eq!(idx.hint(0), u16::MAX);
-        idx.set_hint(0, 3);
+        assert!(!idx.walks(0));
+        idx.set_hint(0, 3, true);
         assert_eq!(idx.hint(0), 3);
-        idx.set_hint(0, 1 << 20);
+        assert!(idx.walks(0));
+        idx.set_hint(0, 1 << 20, false);
         assert_eq!(idx.hint(0), u16::MAX - 1);
+        assert!(!idx.walks(0));
     }
 }
