@@ -137,7 +137,7 @@ impl Case {
 }
 
 /// Runs `f` on a thread with a 64 MiB stack. The walk recurses once per
-/// nesting level, about 7 KiB per level in a debug build (2 KiB in release,
+/// nesting level, up to about 10 KiB per level in a debug build (1.6 KiB in release,
 /// see `*_fits_a_fiber_stack` below), so the cases at `max_depth = 200` would
 /// overflow a test thread's 2 MiB in debug.
 fn on_big_stack(f: impl FnOnce() + Send + 'static) {
