@@ -686,9 +686,11 @@ impl DecodeCtx<'_> {
                 let fi = if plain != 0 {
                     let _ = r.advance(1);
                     let fi = usize::from(plain & !PLAIN_REQUIRED) - 1;
-                    if plain & PLAIN_REQUIRED != 0 && fi < 64 {
-                        seen_required |= 1u64 << fi;
-                    }
+                    // The required bit without a branch or a range check:
+                    // `fi` < 15 (a one-byte tag names a field numbered
+                    // below 16, and fields are sorted by number), so the
+                    // mask changes nothing; it only keeps the shift in range.
+                    seen_required |= u64::from(plain >> 15) << (fi & 63);
                     fi
                 } else {
                     let tag_at = r.position();
@@ -848,7 +850,11 @@ impl DecodeCtx<'_> {
                 // A singular field's value (a plain one, or one whose checks
                 // above passed). Its number is the tag's: `value` uses it
                 // for groups only.
-                let f = &plan.fields[fi];
+                debug_assert!(fi < plan.fields.len());
+                // SAFETY: `fi` is an index into `fields`, from
+                // `plain_by_tag` (built from `fields`: index + 1) or from
+                // `field_index`, both in range by construction.
+                let f = plan.fields.get_unchecked(fi);
                 self.push_key(f.key_id);
                 self.value(f, r, depth, f.number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
                 ffi::lua_rawset(L, t);
