@@ -1667,6 +1667,10 @@ impl DecodeCtx<'_> {
                     rest = tail;
                     u64::from(b0 & 0x7f) | u64::from(b1) << 7
                 }
+                [b0, b1, b2, ref tail @ ..] if b2 < 0x80 => {
+                    rest = tail;
+                    u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14
+                }
                 _ => {
                     let mut r = Reader::new(rest);
                     let Ok(v) = varint_general(&mut r) else { break };
@@ -1852,6 +1856,10 @@ impl DecodeCtx<'_> {
             let (v, tail) = match *tail {
                 [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
                 [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),
+                // Three bytes (values below 2^21) also without the call.
+                [b0, b1, b2, ref tail @ ..] if b2 < 0x80 => {
+                    (u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14, tail)
+                }
                 _ => {
                     let mut long = Reader::new(tail);
                     let Ok(v) = varint_general(&mut long) else { break };
