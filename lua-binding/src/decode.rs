@@ -30,6 +30,8 @@ const TRACKED_SLOTS: usize = 32;
 const PACKED_LOOP_MIN: usize = 4;
 /// Oneofs whose current member is tracked in a frame-local array.
 const TRACKED_ONEOFS: usize = 8;
+// The plain path takes the required flag as `plain >> 15`.
+const _: () = assert!(PLAIN_REQUIRED == 1 << 15);
 /// Upper bound on the hash part pre-sized for a message table.
 const MAX_PRESIZE: usize = 32;
 /// Message bodies up to this many bytes are pre-scanned for their field
@@ -686,7 +688,8 @@ impl DecodeCtx<'_> {
                 let fi = if plain != 0 {
                     let _ = r.advance(1);
                     let fi = usize::from(plain & !PLAIN_REQUIRED) - 1;
-                    // The required bit without a branch or a range check:
+                    // The required bit (`PLAIN_REQUIRED`, bit 15) without a
+                    // branch or a range check:
                     // `fi` < 15 (a one-byte tag names a field numbered
                     // below 16, and fields are sorted by number), so the
                     // mask changes nothing; it only keeps the shift in range.
