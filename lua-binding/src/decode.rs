@@ -30,6 +30,8 @@ const TRACKED_SLOTS: usize = 32;
 const PACKED_LOOP_MIN: usize = 4;
 /// Oneofs whose current member is tracked in a frame-local array.
 const TRACKED_ONEOFS: usize = 8;
+// The plain path takes the required flag as `plain >> 15`.
+const _: () = assert!(PLAIN_REQUIRED == 1 << 15);
 /// Upper bound on the hash part pre-sized for a message table.
 const MAX_PRESIZE: usize = 32;
 /// Message bodies up to this many bytes are pre-scanned for their field
@@ -686,9 +688,12 @@ impl DecodeCtx<'_> {
                 let fi = if plain != 0 {
                     let _ = r.advance(1);
                     let fi = usize::from(plain & !PLAIN_REQUIRED) - 1;
-                    if plain & PLAIN_REQUIRED != 0 && fi < 64 {
-                        seen_required |= 1u64 << fi;
-                    }
+                    // The required bit (`PLAIN_REQUIRED`, bit 15) without a
+                    // branch or a range check:
+                    // `fi` < 15 (a one-byte tag names a field numbered
+                    // below 16, and fields are sorted by number), so the
+                    // mask changes nothing; it only keeps the shift in range.
+                    seen_required |= u64::from(plain >> 15) << (fi & 63);
                     fi
                 } else {
                     let tag_at = r.position();
@@ -848,7 +853,11 @@ impl DecodeCtx<'_> {
                 // A singular field's value (a plain one, or one whose checks
                 // above passed). Its number is the tag's: `value` uses it
                 // for groups only.
-                let f = &plan.fields[fi];
+                debug_assert!(fi < plan.fields.len());
+                // SAFETY: `fi` is an index into `fields`, from
+                // `plain_by_tag` (built from `fields`: index + 1) or from
+                // `field_index`, both in range by construction.
+                let f = plan.fields.get_unchecked(fi);
                 self.push_key(f.key_id);
                 self.value(f, r, depth, f.number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
                 ffi::lua_rawset(L, t);
@@ -1661,6 +1670,10 @@ impl DecodeCtx<'_> {
                     rest = tail;
                     u64::from(b0 & 0x7f) | u64::from(b1) << 7
                 }
+                [b0, b1, b2, ref tail @ ..] if b2 < 0x80 => {
+                    rest = tail;
+                    u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14
+                }
                 _ => {
                     let mut r = Reader::new(rest);
                     let Ok(v) = varint_general(&mut r) else { break };
@@ -1846,6 +1859,10 @@ impl DecodeCtx<'_> {
             let (v, tail) = match *tail {
                 [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
                 [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),
+                // Three bytes (values below 2^21) also without the call.
+                [b0, b1, b2, ref tail @ ..] if b2 < 0x80 => {
+                    (u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14, tail)
+                }
                 _ => {
                     let mut long = Reader::new(tail);
                     let Ok(v) = varint_general(&mut long) else { break };
