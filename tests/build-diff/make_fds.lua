@@ -6,15 +6,7 @@
 -- The wire helpers shared by the scripts here.
 local wire = dofile((arg[0]:match('^(.*/)') or './') .. 'wire.lua')
 local varint, len, vint, T, KINDS = wire.varint, wire.len, wire.vint, wire.T, wire.KINDS
-local function field(name, number, ty, label, tyname)
-    return len(2, len(1, name) .. vint(3, number) .. vint(4, label or 1) .. vint(5, T[ty])
-        .. (tyname and len(6, tyname) or ''))
-end
-local function msg(name, fields) return len(4, len(1, name) .. table.concat(fields)) end
-
-local function file(fname, pkg, syntax, body)
-    return len(1, len(1, fname) .. len(2, pkg) .. body .. len(12, syntax))
-end
+local field, msg, file = wire.field, wire.msg, wire.file
 
 -- proto3 file
 local p3 = {}

@@ -17,14 +17,7 @@ local varint, len, vint, T, KINDS, hex = wire.varint, wire.len, wire.vint, wire.
 local rnd, chance, pick = wire.rng(tonumber(arg[3]))
 local COUNT = tonumber(arg[4])
 
-local function field(name, number, ty, label, tyname, opts)
-    return len(2, len(1, name) .. vint(3, number) .. vint(4, label or 1) .. vint(5, T[ty])
-        .. (tyname and len(6, tyname) or '') .. (opts or ''))
-end
-local function msg(name, fields) return len(4, len(1, name) .. table.concat(fields)) end
-local function file(fname, pkg, syntax, body)
-    return len(1, len(1, fname) .. len(2, pkg) .. body .. (syntax and len(12, syntax) or ''))
-end
+local field, msg, file = wire.field, wire.msg, wire.file
 -- KINDS 1..15 and an open/closed enum at 16 (tags of two bytes from 16 on)
 local function fields()
     local f = {}
@@ -42,8 +35,7 @@ local fds = file('r3.proto', 'r3', 'proto3', msg('R', f3) .. e3) .. file('r2.pro
 local s = protolua.load(fds)
 local M3, M2 = s:message('r3.R'), s:message('r2.R')
 
-local WT = { int32 = 0, int64 = 0, uint32 = 0, uint64 = 0, sint32 = 0, sint64 = 0, bool = 0, fixed32 = 5,
-    sfixed32 = 5, float = 5, fixed64 = 1, sfixed64 = 1, double = 1, string = 2, bytes = 2, enum = 0 }
+local WT = wire.WT
 
 local function rvarint()
     local n = pick({ 1, 1, 1, 2, 2, 3, 4, 5, 9, 10 })
@@ -97,25 +89,7 @@ local function run(number, kind, packed, n, bad)
     return table.concat(parts)
 end
 
-local function dump(v, out)
-    local ty = type(v)
-    if ty == 'table' then
-        local keys = {}
-        for k in pairs(v) do keys[#keys + 1] = k end
-        table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-        out[#out + 1] = '{'
-        for _, k in ipairs(keys) do
-            out[#out + 1] = tostring(k) .. '='
-            dump(v[k], out)
-            out[#out + 1] = ','
-        end
-        out[#out + 1] = '}'
-    elseif ty == 'string' then
-        out[#out + 1] = hex(v)
-    else
-        out[#out + 1] = tostring(v)
-    end
-end
+local dump = wire.dump
 
 local o = assert(io.open(arg[2], 'w'))
 for _ = 1, COUNT do

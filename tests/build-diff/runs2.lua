@@ -30,16 +30,7 @@ local varint, len, vint, T, KINDS, hex = wire.varint, wire.len, wire.vint, wire.
 local rnd, chance, pick = wire.rng(tonumber(arg[3]))
 local COUNT = tonumber(arg[4])
 
-local function field(name, number, ty, label, tyname, opts)
-    return len(2, len(1, name) .. vint(3, number) .. vint(4, label or 1) .. vint(5, T[ty] or ty)
-        .. (tyname and len(6, tyname) or '') .. (opts or ''))
-end
-local function msg(name, fields, nested)
-    return len(4, len(1, name) .. table.concat(fields) .. (nested or ''))
-end
-local function file(fname, pkg, syntax, body)
-    return len(1, len(1, fname) .. len(2, pkg) .. body .. (syntax and len(12, syntax) or ''))
-end
+local field, msg, file = wire.field, wire.msg, wire.file
 -- R: KINDS at 1..15 (one-byte tags). T: the enum at 1 (tag 08, the same
 -- byte as R's int32 run), R at 2, repeated R at 3, (proto2) group G at 4
 -- holding R's fields, and R's kinds again at 5..15 under other numbers
@@ -69,8 +60,7 @@ local fds = file('q3.proto', 'q3', 'proto3', msg('R', rfields()) .. msg('T', tfi
 local s = protolua.load(fds)
 local T3, T2 = s:message('q3.T'), s:message('q2.T')
 
-local WT = { int32 = 0, int64 = 0, uint32 = 0, uint64 = 0, sint32 = 0, sint64 = 0, bool = 0, fixed32 = 5,
-    sfixed32 = 5, float = 5, fixed64 = 1, sfixed64 = 1, double = 1, string = 2, bytes = 2, enum = 0 }
+local WT = wire.WT
 
 local EDGE = {
     '\128\128\128\128\8', -- 2^31
@@ -166,27 +156,7 @@ local function case(proto2)
     return body .. tail
 end
 
-local function dump(v, out)
-    local ty = type(v)
-    if ty == 'table' then
-        local keys = {}
-        for k in pairs(v) do keys[#keys + 1] = k end
-        table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
-        out[#out + 1] = '{'
-        for _, k in ipairs(keys) do
-            out[#out + 1] = tostring(k) .. '='
-            dump(v[k], out)
-            out[#out + 1] = ','
-        end
-        local u = protolua.unknown(v)
-        if u then out[#out + 1] = 'U:' .. hex(u) end
-        out[#out + 1] = '}'
-    elseif ty == 'string' then
-        out[#out + 1] = hex(v)
-    else
-        out[#out + 1] = tostring(v)
-    end
-end
+local function dump(v, out) wire.dump(v, out, protolua.unknown) end
 
 local OPTS = {
     {}, { int64 = 'string' }, { int64 = 'number' }, { int64 = 'cdata' }, { enums = 'number' }, { utf8 = false },
