@@ -28,9 +28,9 @@ use crate::plan::Plans;
 
 /// Default nesting limit for decode and encode.
 pub const DEFAULT_MAX_DEPTH: u32 = 100;
-/// Largest accepted `max_depth`. The walk recurses on the C stack, about
-/// 1.9 KiB per level in release builds (measured in tests/adversarial.rs),
-/// and a Tarantool fiber has 512 KiB: 200 levels (~380 KiB) leave room for
+/// Largest accepted `max_depth`. The walk recurses on the C stack, up to
+/// about 1.6 KiB per level in release builds (measured in tests/adversarial.rs),
+/// and a Tarantool fiber has 512 KiB: 200 levels (~330 KiB) leave room for
 /// the Lua and Tarantool frames below. 300 and more overflowed it.
 pub const MAX_MAX_DEPTH: u32 = 200;
 
