@@ -9,6 +9,7 @@
 //! an API call (out of memory) can cross them safely; codec errors travel
 //! back as [`CodecError`] and are raised by the entry point.
 
+use std::cell::Cell;
 use std::mem::MaybeUninit;
 use std::os::raw::c_int;
 
@@ -185,6 +186,9 @@ pub struct DecodeCtx<'a> {
     /// metatable and the root's key strings from that closure's upvalues
     /// (`message_api`'s module doc).
     pub root_up: bool,
+    /// With `root_up`, the handle's memo of the shape of its last
+    /// constructor (`message_api::DECODE_UP_LAST_CTOR`).
+    pub last_shape: Option<&'a Cell<c_int>>,
     /// State shared with the module (Tarantool API, unknown-store flag).
     pub module: &'a ModuleState,
 }
@@ -470,7 +474,10 @@ impl DecodeCtx<'_> {
     /// them, is read whole before its table is made, so that the table is
     /// sized from the fields read instead of a scan of the body. The table
     /// then gets the same size, the same keys and values in the same
-    /// order, through the same Lua calls as [`Self::message`] gives it.
+    /// order, through the same Lua calls as [`Self::message`] gives it;
+    /// on LuaJIT, `Msg:decode` takes the shape's constructor instead
+    /// ([`Self::root_by_ctor`]): the same keys and values, in a table sized
+    /// for exactly those keys.
     /// `None`, with nothing pushed: anything else (another tag, a bad
     /// value, an option with work after the fields), for [`Self::frame`]
     /// to decode from the start, which also reports any error.
@@ -536,6 +543,16 @@ impl DecodeCtx<'_> {
             n += 1;
             p = end;
         }
+        // LuaJIT: the table from the shape's constructor, when there is one.
+        #[cfg(feature = "luajit")]
+        if self.root_up {
+            // SAFETY: `vals[..n]` were written above.
+            let read = unsafe { &*(&vals[..n] as *const [MaybeUninit<Pending>] as *const [Pending]) };
+            // SAFETY: forwarded contract.
+            if let Some(res) = unsafe { self.root_by_ctor(mi, plan, read, seen_required) } {
+                return Some(res);
+            }
+        }
         // `message`'s pre-size for this body: a lean plan's, or the scan's
         // count (every field here, up to the cap).
         let presize =
@@ -569,29 +586,95 @@ impl DecodeCtx<'_> {
                 } else {
                     self.push_key(v.key);
                 }
-                let x = v.x;
-                match v.kind {
-                    Kind::String | Kind::Bytes => lua::push_bytes(L, b.get_unchecked(x as usize..v.end)),
-                    Kind::Fixed32 => lua::push_small_int(L, x as u32 as i64),
-                    Kind::SFixed32 => lua::push_small_int(L, x as u32 as i32 as i64),
-                    Kind::Float => lua::push_number(L, f32::from_bits(x as u32) as f64),
-                    Kind::Fixed64 => self.push_64(x, false),
-                    Kind::SFixed64 => self.push_64(x, true),
-                    Kind::Double => lua::push_number(L, f64::from_bits(x)),
-                    // The varint kinds as `push_varint_as` pushes them.
-                    Kind::Int32 => lua::push_small_int(L, x as i32 as i64),
-                    Kind::UInt32 => lua::push_small_int(L, x as u32 as i64),
-                    Kind::SInt32 => lua::push_small_int(L, zigzag::decode_zigzag32(x as u32) as i64),
-                    Kind::Bool => lua::push_bool(L, x != 0),
-                    // The rest (a plain field is no message or group).
-                    _ => self.push_varint(&plan.fields[usize::from(v.fi)], x),
-                }
+                self.push_pending(plan, v);
                 ffi::lua_rawset(L, -3);
             }
             let all = plan.required_mask;
             if self.opts.check_required && !plan.required.is_empty() && (all == 0 || seen_required & all != all) {
                 let t = ffi::lua_gettop(L);
                 return Some(self.check_required(mi, plan, t, seen_required, false, b.len()));
+            }
+        }
+        Some(Ok(()))
+    }
+
+    /// Push the value of a field the root fast path read.
+    ///
+    /// # Safety
+    /// A free slot; `v` read from `self.input` by [`Self::root_fast`].
+    #[inline(always)]
+    unsafe fn push_pending(&self, plan: &MessagePlan, v: &Pending) {
+        let (L, x) = (self.L, v.x);
+        // SAFETY: caller's contract; a LEN value's span is inside the input.
+        unsafe {
+            match v.kind {
+                Kind::String | Kind::Bytes => lua::push_bytes(L, self.input.get_unchecked(x as usize..v.end)),
+                Kind::Fixed32 => lua::push_small_int(L, x as u32 as i64),
+                Kind::SFixed32 => lua::push_small_int(L, x as u32 as i32 as i64),
+                Kind::Float => lua::push_number(L, f32::from_bits(x as u32) as f64),
+                Kind::Fixed64 => self.push_64(x, false),
+                Kind::SFixed64 => self.push_64(x, true),
+                Kind::Double => lua::push_number(L, f64::from_bits(x)),
+                // The varint kinds as `push_varint_as` pushes them.
+                Kind::Int32 => lua::push_small_int(L, x as i32 as i64),
+                Kind::UInt32 => lua::push_small_int(L, x as u32 as i64),
+                Kind::SInt32 => lua::push_small_int(L, zigzag::decode_zigzag32(x as u32) as i64),
+                Kind::Bool => lua::push_bool(L, x != 0),
+                // The rest (a plain field is no message or group).
+                _ => self.push_varint(&plan.fields[usize::from(v.fi)], x),
+            }
+        }
+    }
+
+    /// The root fast path's table made by the constructor of its shape
+    /// ([`crate::shape_ctor`]): the constructor, then the values in wire
+    /// order, one `lua_call`. `None`, with nothing pushed, when the fields
+    /// read have no shape (a repeat, more than
+    /// [`crate::shape_ctor::CTOR_FIELDS`]) or the handle's cache is full,
+    /// for the C API path.
+    ///
+    /// # Safety
+    /// As [`Self::root_fast`], with `root_up`; `read` the fields it read.
+    #[cfg(feature = "luajit")]
+    #[inline(always)]
+    unsafe fn root_by_ctor(&self, mi: u32, plan: &MessagePlan, read: &[Pending], seen_required: u64) -> Option<Res> {
+        use crate::message_api::{DECODE_UP_CTORS, DECODE_UP_LAST_CTOR};
+        use crate::shape_ctor;
+        let last = self.last_shape?;
+        let shape = shape_ctor::shape_of(read.iter().map(|v| (v.key - DECODE_UP_KEYS) as u8))?;
+        let L = self.L;
+        // SAFETY: slots: the constructor and at most `CTOR_FIELDS` (7)
+        // values, above the at most 8 the entry points use, within the
+        // LUA_MINSTACK (20) a C function starts with (the stack argument
+        // of `root_fast`); a miss takes 3 of those first. The upvalues are
+        // `Msg:decode`'s (`root_up`), key upvalues strings for every number
+        // read (plain fields). `lua_call` runs our generated constructor,
+        // which only builds a table: it may raise out-of-memory, like
+        // `lua_createtable`, and nothing of ours needs dropping here.
+        unsafe {
+            if last.get() == shape {
+                ffi::lua_pushvalue(L, lua::upvalue(DECODE_UP_LAST_CTOR));
+            } else {
+                let key_of = |num| lua::upvalue(DECODE_UP_KEYS + c_int::from(num));
+                if !shape_ctor::push_ctor(L, lua::upvalue(DECODE_UP_CTORS), shape, key_of) {
+                    return None;
+                }
+                ffi::lua_pushvalue(L, -1);
+                ffi::lua_replace(L, lua::upvalue(DECODE_UP_LAST_CTOR));
+                last.set(shape);
+            }
+            for v in read {
+                self.push_pending(plan, v);
+            }
+            ffi::lua_call(L, read.len() as c_int, 1);
+            if self.opts.serialize {
+                ffi::lua_pushvalue(L, lua::upvalue(DECODE_UP_MAP_MT));
+                ffi::lua_setmetatable(L, -2);
+            }
+            let all = plan.required_mask;
+            if self.opts.check_required && !plan.required.is_empty() && (all == 0 || seen_required & all != all) {
+                let t = ffi::lua_gettop(L);
+                return Some(self.check_required(mi, plan, t, seen_required, false, self.input.len()));
             }
         }
         Some(Ok(()))

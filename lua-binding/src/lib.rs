@@ -40,6 +40,8 @@ pub mod lua;
 pub mod message_api;
 pub mod plan;
 pub mod schema;
+#[cfg(feature = "luajit")]
+pub mod shape_ctor;
 pub mod unknown;
 
 use std::os::raw::c_int;

@@ -15,7 +15,9 @@
 //! of its fields 0–15 by number (nil where there is none). The root fast
 //! path pushes them with `lua_pushvalue`, which reaches an upvalue in
 //! three dependent loads, where `lua_rawgeti` of the key table takes five
-//! and ~14 more instructions.
+//! and ~14 more instructions. On LuaJIT, 21. is then the fast path's
+//! cache of table constructors by shape ([`crate::shape_ctor`]) and 22.
+//! the constructor it used last.
 //!
 //! (`__gc` has none: it only ever sees its own handle.)
 //!
@@ -24,6 +26,7 @@
 //! (`bound_handle`): about 45 instructions, where checking a shared
 //! metatable (`lua_getmetatable`, `lua_rawequal`, a pop) cost about 140.
 
+use std::cell::Cell;
 use std::os::raw::c_int;
 use std::rc::Rc;
 
@@ -42,12 +45,26 @@ pub const DECODE_UP_MAP_MT: c_int = 4;
 /// a field: it keeps the numbering plain); number `n` is at this plus `n`.
 pub const DECODE_UP_KEYS: c_int = 5;
 
+/// `Msg:decode`'s upvalue holding the root fast path's constructor cache
+/// ([`crate::shape_ctor`]), after the 16 key strings (LuaJIT only).
+#[cfg(feature = "luajit")]
+pub const DECODE_UP_CTORS: c_int = DECODE_UP_KEYS + 16;
+
+/// `Msg:decode`'s upvalue holding the constructor of the last shape
+/// decoded ([`MessageUd::last_shape`]): a run of one shape takes it with
+/// one `lua_pushvalue`, not a cache lookup and a type check (LuaJIT only).
+#[cfg(feature = "luajit")]
+pub const DECODE_UP_LAST_CTOR: c_int = DECODE_UP_CTORS + 1;
+
 /// Userdata payload of a message handle.
 pub struct MessageUd {
     /// The schema; `None` once finalized.
     pub schema: Option<Rc<SchemaInner>>,
     /// Message index in the plans.
     pub index: u32,
+    /// The shape whose constructor `Msg:decode`'s upvalue
+    /// [`DECODE_UP_LAST_CTOR`] holds (LuaJIT; 0: none yet).
+    pub last_shape: Cell<c_int>,
 }
 
 /// Userdata payload of a temporary encode buffer (re-entrant encodes).
@@ -131,7 +148,7 @@ pub unsafe extern "C-unwind" fn message_decode(L: *mut lua_State) -> c_int {
         let Some(inner) = h.schema.as_deref() else {
             raise_fmt(L, format_args!("decode: message handle used after collection"))
         };
-        decode_with(L, inner, h.index, 2, 3, upvalue(1), upvalue(3))
+        decode_with(L, inner, h.index, 2, 3, upvalue(1), upvalue(3), Some(&h.last_shape))
     }
 }
 
@@ -275,6 +292,7 @@ pub unsafe extern "C-unwind" fn temp_buffers_gc(L: *mut lua_State) -> c_int {
 /// metatable and the root's key strings, see the module doc) the root
 /// fast path then reads.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the entry points' stack layout, spelled out
 pub unsafe fn decode_with(
     L: *mut lua_State,
     inner: &SchemaInner,
@@ -283,6 +301,7 @@ pub unsafe fn decode_with(
     opts: c_int,
     keys: c_int,
     helpers: c_int,
+    last_shape: Option<&Cell<c_int>>,
 ) -> c_int {
     // SAFETY: the input string stays on the stack for the whole call; the
     // decode walk holds only borrows, so Lua errors may cross it.
@@ -312,6 +331,7 @@ pub unsafe fn decode_with(
             seq_mt: 0,
             map_mt: 0,
             root_up: keys < 0,
+            last_shape,
             module: &inner.module,
         };
         match ctx.decode_root(msg) {
@@ -452,9 +472,10 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
         }
         let plain_keys = &key_ids[..n_keys];
         // Needed above this point: the method table, then for `decode` the
-        // name, 3 shared upvalues, the map metatable and up to 16 keys, one
-        // spare (`lua_checkstack` also raises `ci->top` on 5.4).
-        if ffi::lua_checkstack(L, 7 + n_keys as c_int) == 0 {
+        // name, 3 shared upvalues, the map metatable, up to 16 keys and
+        // the two constructor slots, one spare (`lua_checkstack` also
+        // raises `ci->top` on 5.4).
+        if ffi::lua_checkstack(L, 9 + n_keys as c_int) == 0 {
             raise_fmt(L, format_args!("message: stack overflow"))
         }
         let bound = |name: &[u8], f: ffi::lua_CFunction| {
@@ -471,7 +492,14 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
                         lua::push_rawgeti(L, keys, i64::from(k));
                     }
                 }
-                ffi::lua_pushcclosure(L, f, 4 + plain_keys.len() as c_int);
+                let mut ups = 4 + plain_keys.len() as c_int;
+                #[cfg(feature = "luajit")]
+                if !plain_keys.is_empty() {
+                    ffi::lua_createtable(L, 0, 0);
+                    ffi::lua_pushboolean(L, 0);
+                    ups += 2;
+                }
+                ffi::lua_pushcclosure(L, f, ups);
             } else {
                 ffi::lua_pushcclosure(L, f, 3);
             }

@@ -431,7 +431,7 @@ unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, w
         }
         ffi::lua_pop(L, 1);
         let h = ffi::lua_newuserdata(L, size_of::<MessageUd>()) as *mut MessageUd;
-        h.write(MessageUd { schema: None, index: index as u32 });
+        h.write(MessageUd { schema: None, index: index as u32, last_shape: Default::default() });
         let handle = ffi::lua_gettop(L);
         lua::rawgeti(L, state, S_KEYS);
         lua::rawgeti(L, state, S_HELPERS);
@@ -496,7 +496,7 @@ pub unsafe extern "C-unwind" fn schema_decode(L: *mut lua_State) -> c_int {
         ffi::lua_getuservalue(L, 1);
         lua::rawgeti(L, 6, S_KEYS);
         lua::rawgeti(L, 6, S_HELPERS);
-        decode_with(L, inner, index, 3, 4, 7, 8)
+        decode_with(L, inner, index, 3, 4, 7, 8, None)
     }
 }
 

@@ -171,3 +171,85 @@ T.test('root fast path: options the fast path leaves to the general one', functi
     T.eq(M:decode(''), {})
     T.eq(getmetatable(M:decode('', { serialize = true })), getmetatable(s))
 end)
+
+-- LuaJIT: the fast path's table comes from a constructor per shape (the
+-- field numbers in wire order: src/shape_ctor.rs), cached per handle, at
+-- most 64, the last one used kept apart. Every shape must give the table
+-- the C API path gives (`schema:decode`, which takes no constructor).
+T.test('root fast path: shape constructors, every order, the cache full, switching shapes', function()
+    local S = T.schema('alltypes3.fds')
+    local M = S:message(ALL)
+    local fields = { vint(1, 7), vint(2, 2 ^ 40), str(14, 'str'), unhex('5d 0000c03f'), unhex('68 01') }
+    local want = { f_int32 = 7, f_int64 = T.i64('1099511627776'), f_string = 'str', f_float = 1.5, f_bool = true }
+    -- Every ordered choice of 1 to 5 of the fields: 325 shapes, five times
+    -- the cache; each decoded twice in a row (a hit of the last shape)
+    -- and once more at the end (after the cache filled up).
+    local shapes = {}
+    local function choose(prefix, used, depth)
+        if depth > 0 then shapes[#shapes + 1] = prefix end
+        for i = 1, #fields do
+            if not used[i] then
+                used[i] = true
+                local p = {}
+                for k, v in ipairs(prefix) do p[k] = v end
+                p[#p + 1] = i
+                choose(p, used, depth + 1)
+                used[i] = false
+            end
+        end
+    end
+    choose({}, {}, 0)
+    T.eq(#shapes, 325)
+    local function check(shape)
+        local bin, expect = '', {}
+        for _, i in ipairs(shape) do
+            bin = bin .. fields[i]
+            local k = ({ 'f_int32', 'f_int64', 'f_string', 'f_float', 'f_bool' })[i]
+            expect[k] = want[k]
+        end
+        local general = S:decode(ALL, bin)
+        T.eq(general, expect, 'general path')
+        for _ = 1, 2 do
+            local t = M:decode(bin)
+            T.eq(t, expect, 'constructor')
+            T.eq(getmetatable(t), getmetatable(general), 'metatable')
+            local n = 0
+            for _ in pairs(t) do n = n + 1 end
+            T.eq(n, #shape, 'keys')
+        end
+    end
+    for _, shape in ipairs(shapes) do check(shape) end
+    for i = #shapes, 1, -7 do check(shapes[i]) end
+    -- Two shapes taking turns, and 7 fields (the longest shape) against 8.
+    for _ = 1, 3 do
+        T.eq(M:decode(fields[1] .. fields[3]), { f_int32 = 7, f_string = 'str' })
+        T.eq(M:decode(fields[3] .. fields[1]), { f_int32 = 7, f_string = 'str' })
+    end
+    local seven = table.concat(fields) .. vint(3, 1) .. vint(4, 2)
+    local eight = seven .. vint(5, 3)
+    T.eq(M:decode(seven), S:decode(ALL, seven))
+    T.eq(M:decode(eight), S:decode(ALL, eight))
+    T.eq(M:decode(eight).f_sint32, -2)
+end)
+
+T.test('root fast path: shape constructors with option serialize, and another handle of the message', function()
+    local S = T.schema('alltypes3.fds')
+    local M = S:message(ALL)
+    local bin = vint(1, 5) .. str(14, 'x')
+    local plain = M:decode(bin, { serialize = false })
+    local ser = M:decode(bin, { serialize = true })
+    T.eq(plain, ser)
+    T.eq(getmetatable(plain), nil)
+    T.eq(getmetatable(ser).__serialize, 'map')
+    -- The same shape again, the option the other way round: the memo of the
+    -- last shape holds the constructor, the metatable follows the option.
+    T.eq(getmetatable(M:decode(bin, { serialize = false })), nil)
+    T.eq(getmetatable(M:decode(bin, { serialize = true })).__serialize, 'map')
+    -- A second schema loaded from the same file: its own handles and caches.
+    local M2 = T.schema('alltypes3.fds'):message(ALL)
+    T.eq(M2:decode(bin), M:decode(bin))
+    -- Required fields missing still raise through the constructor path.
+    local P2 = T.schema('proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local ok = P2:decode(vint(1, 1) .. str(2, 'a'))
+    T.eq(ok, { id = 1, name = 'a' })
+end)

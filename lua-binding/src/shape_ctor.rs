@@ -1,0 +1,181 @@
+//! Table constructors by shape (LuaJIT): the root fast path's table made by
+//! a small generated Lua function instead of C API stores.
+//!
+//! Why: through the C API each key of a new table costs a key push,
+//! `lua_rawset` and `lj_tab_newkey`, ~150 instructions in Tarantool's
+//! LuaJIT. A Lua table constructor with constant keys,
+//! `{["name"] = a1, ["age"] = a2}`, compiles to `TDUP` of a template that
+//! already holds the keys, then one `TSETS` a value (~31 instructions). The
+//! `lua_call` (~100) is repaid from the second key on (PERF_LOG, eighth
+//! session). PUC Lua has no templates (`OP_NEWTABLE` then `luaH_newkey` a
+//! key), so this is LuaJIT only.
+//!
+//! A *shape* is the sequence of field numbers (1–15, one-byte tags) the
+//! fast path read, in wire order, without a repeat, at most
+//! [`CTOR_FIELDS`] of them, packed four bits a number into a positive
+//! `int`. It keys the handle's constructor cache, `Msg:decode`'s upvalue
+//! [`crate::message_api::DECODE_UP_CTORS`]; `[0]` counts the entries. A
+//! miss compiles the shape's constructor from generated source, once: at
+//! most [`MAX_SHAPES`] a handle, beyond which the C API path serves.
+//! The constructors run in the interpreter (`luaJIT_setmode` turns
+//! the JIT off for them): compiled, each call ended in a trace exit back to
+//! the C caller (PERF_LOG, eighth session).
+//!
+//! Cost: a hit is one `lua_rawgeti` and one `lua_type` (~40 instructions);
+//! a miss allocates the source (Rust) and the function (Lua).
+
+use std::os::raw::c_int;
+
+use crate::lua::{self, ffi, lua_State};
+
+unsafe extern "C-unwind" {
+    /// LuaJIT's `luaJIT_setmode` (luajit.h), not in `mlua::ffi`.
+    fn luaJIT_setmode(L: *mut lua_State, idx: c_int, mode: c_int) -> c_int;
+}
+
+/// `LUAJIT_MODE_FUNC | LUAJIT_MODE_OFF`: never compile this function.
+const JIT_OFF_FOR_FUNC: c_int = 2;
+
+/// Most fields in a shape (7 × 4 bits fit a positive C `int`, the key
+/// type of LuaJIT's `lua_rawgeti`).
+pub const CTOR_FIELDS: usize = 7;
+
+/// Most constructors cached per message handle.
+pub const MAX_SHAPES: i64 = 64;
+
+/// The shape of `numbers` (field numbers in wire order), or `None` when
+/// it has none: empty, too long, a number outside 1–15, or a repeat.
+#[inline(always)]
+pub fn shape_of(numbers: impl Iterator<Item = u8>) -> Option<c_int> {
+    let (mut shape, mut seen, mut n) = (0 as c_int, 0u16, 0usize);
+    for num in numbers {
+        let bit = 1u16.checked_shl(u32::from(num))?;
+        if num == 0 || n == CTOR_FIELDS || seen & bit != 0 {
+            return None;
+        }
+        seen |= bit;
+        shape = shape << 4 | c_int::from(num);
+        n += 1;
+    }
+    (n != 0).then_some(shape)
+}
+
+/// Push the constructor of `shape` from the cache at `cache`, compiling it
+/// on a miss; `false`, with nothing pushed, when there is none (the cache
+/// is full, or compiling failed). `key_of(num)` is the index holding field
+/// number `num`'s key string (used on a miss only).
+///
+/// # Safety
+/// `L` valid with 3 free slots; `cache` a table index (absolute or
+/// upvalue); `shape` from [`shape_of`]; `key_of` gives a string index for
+/// each number in it. May raise out-of-memory on a miss (after Rust memory
+/// is dropped).
+#[inline(always)]
+pub unsafe fn push_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl Fn(u8) -> c_int) -> bool {
+    // SAFETY: caller's contract; a raw read cannot raise.
+    unsafe {
+        if lua::rawgeti(L, cache, i64::from(shape)) == ffi::LUA_TFUNCTION {
+            return true;
+        }
+        ffi::lua_pop(L, 1);
+        make_ctor(L, cache, shape, key_of)
+    }
+}
+
+/// The cache miss: generate, compile and cache the constructor of `shape`.
+///
+/// # Safety
+/// As [`push_ctor`].
+#[cold]
+#[inline(never)]
+unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl Fn(u8) -> c_int) -> bool {
+    // SAFETY: caller's contract. `src` (Rust memory) lives only across
+    // `luaL_loadbuffer`, which runs protected and reports errors by
+    // status; the calls that may raise come after it is dropped.
+    unsafe {
+        let count = if lua::rawgeti(L, cache, 0) == ffi::LUA_TNUMBER { ffi::lua_tointeger(L, -1) as i64 } else { 0 };
+        ffi::lua_pop(L, 1);
+        if count >= MAX_SHAPES {
+            return false;
+        }
+        let mut numbers = [0u8; CTOR_FIELDS];
+        let mut n = 0;
+        let mut s = shape;
+        while s != 0 {
+            numbers[n] = (s & 0xf) as u8;
+            s >>= 4;
+            n += 1;
+        }
+        numbers[..n].reverse();
+        let status = {
+            let src = ctor_source(&numbers[..n], |num| lua::string_bytes(L, key_of(num)));
+            ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=protolua.ctor".as_ptr())
+        };
+        if status != 0 || ffi::lua_pcall(L, 0, 1, 0) != 0 || ffi::lua_type(L, -1) != ffi::LUA_TFUNCTION {
+            ffi::lua_pop(L, 1);
+            return false;
+        }
+        luaJIT_setmode(L, -1, JIT_OFF_FOR_FUNC);
+        ffi::lua_pushvalue(L, -1);
+        lua::rawseti(L, cache, i64::from(shape));
+        ffi::lua_pushinteger(L, (count + 1) as ffi::lua_Integer);
+        lua::rawseti(L, cache, 0);
+        true
+    }
+}
+
+/// The chunk returning the constructor for fields with keys
+/// `key(numbers[i])`, argument `i + 1` the value of field `numbers[i]`:
+/// `return function(a1,a2) return {["\110…"]=a1,["\97…"]=a2} end`. Every
+/// key byte is a `\ddd` escape, so any key string is a valid literal.
+fn ctor_source<'k>(numbers: &[u8], key: impl Fn(u8) -> &'k [u8]) -> Vec<u8> {
+    let mut src = b"return function(".to_vec();
+    let args: Vec<String> = (1..=numbers.len()).map(|i| format!("a{i}")).collect();
+    src.extend_from_slice(args.join(",").as_bytes());
+    src.extend_from_slice(b") return {");
+    for (i, &num) in numbers.iter().enumerate() {
+        src.extend_from_slice(b"[\"");
+        for &byte in key(num) {
+            src.extend_from_slice(format!("\\{byte:03}").as_bytes());
+        }
+        src.extend_from_slice(format!("\"]={},", args[i]).as_bytes());
+    }
+    src.extend_from_slice(b"} end");
+    src
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key_of(numbers: &[u8]) -> Option<c_int> {
+        shape_of(numbers.iter().copied())
+    }
+
+    #[test]
+    fn shapes_pack_numbers_in_wire_order() {
+        assert_eq!(key_of(&[1, 2]), Some(0x12));
+        assert_eq!(key_of(&[2, 1]), Some(0x21));
+        assert_eq!(key_of(&[15, 1, 2, 3, 4, 5, 6]), Some(0x0f12_3456));
+    }
+
+    #[test]
+    fn no_shape_for_repeats_zero_long_or_empty() {
+        assert_eq!(key_of(&[1, 1]), None);
+        assert_eq!(key_of(&[3, 1, 2, 3]), None);
+        assert_eq!(key_of(&[0]), None);
+        assert_eq!(key_of(&[16]), None);
+        assert_eq!(key_of(&[1, 2, 3, 4, 5, 6, 7, 8]), None);
+        assert_eq!(key_of(&[1; 20]), None);
+        assert_eq!(key_of(&[]), None);
+    }
+
+    #[test]
+    fn source_escapes_every_key_byte() {
+        let key = |n| if n == 1 { &b"name"[..] } else { &b"a\"]"[..] };
+        assert_eq!(
+            String::from_utf8(ctor_source(&[1, 2], key)).unwrap(),
+            "return function(a1,a2) return {[\"\\110\\097\\109\\101\"]=a1,[\"\\097\\034\\093\"]=a2,} end"
+        );
+    }
+}
