@@ -9,6 +9,7 @@
 //! an API call (out of memory) can cross them safely; codec errors travel
 //! back as [`CodecError`] and are raised by the entry point.
 
+#[cfg(feature = "luajit")]
 use std::cell::Cell;
 use std::mem::MaybeUninit;
 use std::os::raw::c_int;
@@ -188,6 +189,7 @@ pub struct DecodeCtx<'a> {
     pub root_up: bool,
     /// With `root_up`, the handle's memo of the shape of its last
     /// constructor (`message_api::DECODE_UP_LAST_CTOR`).
+    #[cfg(feature = "luajit")]
     pub last_shape: Option<&'a Cell<c_int>>,
     /// State shared with the module (Tarantool API, unknown-store flag).
     pub module: &'a ModuleState,

@@ -301,7 +301,7 @@ pub unsafe fn decode_with(
     opts: c_int,
     keys: c_int,
     helpers: c_int,
-    last_shape: Option<&Cell<c_int>>,
+    #[cfg_attr(not(feature = "luajit"), allow(unused_variables))] last_shape: Option<&Cell<c_int>>,
 ) -> c_int {
     // SAFETY: the input string stays on the stack for the whole call; the
     // decode walk holds only borrows, so Lua errors may cross it.
@@ -331,6 +331,7 @@ pub unsafe fn decode_with(
             seq_mt: 0,
             map_mt: 0,
             root_up: keys < 0,
+            #[cfg(feature = "luajit")]
             last_shape,
             module: &inner.module,
         };
@@ -492,13 +493,16 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
                         lua::push_rawgeti(L, keys, i64::from(k));
                     }
                 }
-                let mut ups = 4 + plain_keys.len() as c_int;
+                let ups = 4 + plain_keys.len() as c_int;
+                // LuaJIT: the constructor cache and the last constructor.
                 #[cfg(feature = "luajit")]
-                if !plain_keys.is_empty() {
+                let ups = if plain_keys.is_empty() {
+                    ups
+                } else {
                     ffi::lua_createtable(L, 0, 0);
                     ffi::lua_pushboolean(L, 0);
-                    ups += 2;
-                }
+                    ups + 2
+                };
                 ffi::lua_pushcclosure(L, f, ups);
             } else {
                 ffi::lua_pushcclosure(L, f, 3);
