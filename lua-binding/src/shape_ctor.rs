@@ -116,6 +116,15 @@ unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl 
             return false;
         }
         luaJIT_setmode(L, -1, JIT_OFF_FOR_FUNC);
+        // The count again: the chunk ran Lua code (a debug hook in it may
+        // have decoded with this handle and cached shapes of its own), so
+        // the one read above may be stale and the cap would leak.
+        let count = if lua::rawgeti(L, cache, 0) == ffi::LUA_TNUMBER { ffi::lua_tointeger(L, -1) as i64 } else { 0 };
+        ffi::lua_pop(L, 1);
+        if count >= MAX_SHAPES {
+            ffi::lua_pop(L, 1);
+            return false;
+        }
         ffi::lua_pushvalue(L, -1);
         lua::rawseti(L, cache, i64::from(shape));
         ffi::lua_pushinteger(L, (count + 1) as ffi::lua_Integer);

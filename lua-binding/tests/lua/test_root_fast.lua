@@ -253,3 +253,74 @@ T.test('root fast path: shape constructors with option serialize, and another ha
     local ok = P2:decode(vint(1, 1) .. str(2, 'a'))
     T.eq(ok, { id = 1, name = 'a' })
 end)
+
+-- review8: a descriptor built here, with field names no .proto allows (the
+-- constructor's key literals must take any byte), proto2 required fields.
+local function ld(n, s) return tag(n, 2) .. varint(#s) .. s end
+local function fdesc(name, num, ty, label) return ld(2, ld(1, name) .. vint(3, num) .. vint(4, label) .. vint(5, ty)) end
+local ODD = { 'a"]', 'b\\', 'c\n', 'd\0e', '', 'end', '1', ('x'):rep(300) }
+
+T.test('root fast path: shape constructors with odd key bytes, required fields, hooks', function()
+    local fields = {}
+    for i, name in ipairs(ODD) do fields[i] = fdesc(name, i, 5, 1) end -- int32, optional
+    fields[#fields + 1] = fdesc('req', 9, 9, 2) -- string, required
+    local S = protolua.load(ld(1, ld(1, 'odd.proto') .. ld(2, 'odd') .. ld(4, ld(1, 'M') .. table.concat(fields))))
+    local M = S:message('odd.M')
+    for i = 1, #ODD do
+        local bin = vint(i, i) .. str(9, 'r') .. vint((i % #ODD) + 1, 40 + i)
+        local t = M:decode(bin)
+        T.eq(t, S:decode('odd.M', bin))
+        T.eq(t[ODD[i]], i)
+    end
+    -- Missing required field through the constructor: the same error.
+    local e1 = T.raises('missing required field req', M.decode, M, vint(1, 1) .. vint(2, 2))
+    local e2 = T.raises('missing required field req', S.decode, S, 'odd.M', vint(1, 1) .. vint(2, 2))
+    T.eq(e1, e2)
+    if not T.is_luajit then return end
+    -- A debug hook that raises inside the constructor: the error leaves
+    -- decode, the handle's memo of its last constructor stays usable.
+    local bin = vint(1, 1) .. str(9, 'r')
+    debug.sethook(function()
+        local i = debug.getinfo(2, 'S')
+        if i and i.source == '=protolua.ctor' and i.what ~= 'main' then error('hook') end
+    end, '', 1)
+    local ok, err = pcall(M.decode, M, bin)
+    debug.sethook()
+    T.eq(ok, false)
+    T.eq(tostring(err):match('hook') ~= nil, true)
+    T.eq(M:decode(bin), S:decode('odd.M', bin))
+    -- A hook decoding new shapes with the same handle while a miss compiles
+    -- (the chunk runs Lua code): the cache must stay at 64 entries.
+    local M2 = protolua.load(ld(1, ld(1, 'odd.proto') .. ld(2, 'odd') .. ld(4, ld(1, 'M') .. table.concat(fields)))):message('odd.M')
+    local j, busy = 100, false
+    local function shape(k) -- three distinct fields of 1..8 in an order (336 shapes)
+        local a = k % 8
+        local b = (a + 1 + math.floor(k / 8) % 7) % 8
+        local c = a
+        for _ = 0, math.floor(k / 56) % 6 do
+            c = (c + 1) % 8
+            while c == a or c == b do c = (c + 1) % 8 end
+        end
+        return vint(a + 1, 1) .. vint(b + 1, 2) .. vint(c + 1, 3) .. str(9, 'r')
+    end
+    debug.sethook(function()
+        local i = debug.getinfo(2, 'S')
+        if not busy and i and i.source == '=protolua.ctor' and i.what == 'main' then
+            busy = true
+            for _ = 1, 3 do j = j + 1; M2:decode(shape(j)) end
+            busy = false
+        end
+    end, '', 1)
+    for k = 1, 60 do M2:decode(shape(k)) end
+    debug.sethook()
+    local name, cache
+    for u = 1, 40 do
+        local n, v = debug.getupvalue(M2.decode, u)
+        if n == nil then break end
+        if type(v) == 'table' and v[0] then name, cache = n, v end
+    end
+    T.eq(name ~= nil, true, 'cache upvalue found')
+    local entries = 0
+    for k in pairs(cache) do if k ~= 0 then entries = entries + 1 end end
+    T.eq(entries <= 64, true, 'cache entries ' .. entries)
+end)
