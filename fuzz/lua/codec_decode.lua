@@ -48,8 +48,20 @@ local function body(data)
     local ctx = function() return target.name .. ' opts ' .. C.describe_opts(opts) .. ' input ' .. C.hex(input) end
 
     local ok, t = C.call('decode', msg.decode, msg, input, opts)
-    if not ok then return end
+    if not ok then
+        local okS, eS = C.call('decode', target.schema.decode, target.schema, target.name, input, opts)
+        if okS or eS ~= t then C.fail('errors differ: %s vs %s\n  %s', t, tostring(eS), ctx()) end
+        return
+    end
     if type(t) ~= 'table' then C.fail('decode gave a %s, not a table: %s', type(t), ctx()) end
+    -- review8: Msg:decode (LuaJIT shape constructors) against schema:decode (C API path).
+    do
+        local okS, tS = C.call('decode', target.schema.decode, target.schema, target.name, input, opts)
+        if not okS then C.fail('schema:decode raised where Msg:decode did not: %s\n  %s', tS, ctx()) end
+        local eqS, whyS = C.deep_eq(t, tS)
+        if not eqS then C.fail('Msg:decode ~= schema:decode: %s\n  %s', whyS, ctx()) end
+        if getmetatable(t) ~= getmetatable(tS) then C.fail('metatables differ: %s', ctx()) end
+    end
     -- Bit 7 of the last byte: a collector step between decode and encode
     -- (the unknown-field store is weak-keyed: t must keep its entry).
     if (input:byte(-1) or 0) >= 128 then collectgarbage('step') end
