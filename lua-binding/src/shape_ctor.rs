@@ -93,9 +93,7 @@ unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl 
     // `luaL_loadbuffer`, which runs protected and reports errors by
     // status; the calls that may raise come after it is dropped.
     unsafe {
-        let count = if lua::rawgeti(L, cache, 0) == ffi::LUA_TNUMBER { ffi::lua_tointeger(L, -1) as i64 } else { 0 };
-        ffi::lua_pop(L, 1);
-        if count >= MAX_SHAPES {
+        if cached(L, cache) >= MAX_SHAPES {
             return false;
         }
         let mut numbers = [0u8; CTOR_FIELDS];
@@ -119,8 +117,7 @@ unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl 
         // The count again: the chunk ran Lua code (a debug hook in it may
         // have decoded with this handle and cached shapes of its own), so
         // the one read above may be stale and the cap would leak.
-        let count = if lua::rawgeti(L, cache, 0) == ffi::LUA_TNUMBER { ffi::lua_tointeger(L, -1) as i64 } else { 0 };
-        ffi::lua_pop(L, 1);
+        let count = cached(L, cache);
         if count >= MAX_SHAPES {
             ffi::lua_pop(L, 1);
             return false;
@@ -130,6 +127,19 @@ unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl 
         ffi::lua_pushinteger(L, (count + 1) as ffi::lua_Integer);
         lua::rawseti(L, cache, 0);
         true
+    }
+}
+
+/// How many constructors the cache at `cache` holds (its `[0]`).
+///
+/// # Safety
+/// `L` valid with a free slot; `cache` a table index.
+unsafe fn cached(L: *mut lua_State, cache: c_int) -> i64 {
+    // SAFETY: caller's contract; a raw read cannot raise.
+    unsafe {
+        let n = if lua::rawgeti(L, cache, 0) == ffi::LUA_TNUMBER { ffi::lua_tointeger(L, -1) as i64 } else { 0 };
+        ffi::lua_pop(L, 1);
+        n
     }
 }
 
