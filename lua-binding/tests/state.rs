@@ -128,6 +128,93 @@ fn out_of_memory_mid_decode_or_encode_leaks_nothing_and_the_state_keeps_working(
     assert!(rust1 - rust0 < 16 * 1024, "Rust heap grew by {} B", rust1 - rust0);
 }
 
+// Out of memory while a small decode makes its shape constructor (LuaJIT:
+// src/shape_ctor.rs; on Lua 5.4 the same decodes take the C API path):
+// each attempt gets a fresh schema, so its handle's cache is empty and the
+// decode under the limit generates, compiles and caches the constructor.
+// Where that runs out of memory, the decode takes the C API path (and
+// works if that has room): `attempt` tells the three outcomes apart by the
+// cache, `Msg:decode`'s upvalue 21.
+const CTOR_OOM_SETUP: &str = r#"
+if jit then jit.off(); jit.flush() end
+local fds = FIXTURES .. '/descriptors/hello.fds'
+small = { name = 'Alexey', age = 30 }
+small_bytes = protolua.load_file(fds):message('hello.Person'):encode(small)
+function prepare() P = protolua.load_file(fds):message('hello.Person') end
+-- 0: a memory error; 1: decoded, no constructor cached; 2: decoded with one.
+function attempt()
+    local ok, e = pcall(P.decode, P, small_bytes)
+    if not ok and not tostring(e):find('memory') then error('decode: unexpected error: ' .. tostring(e)) end
+    if not ok then return 0 end
+    local name, cache = debug.getupvalue(P.decode, 21)
+    return (name and cache[0] == 1) and 2 or 1
+end
+function check_working()
+    for _ = 1, 2 do
+        local t = P:decode(small_bytes)
+        assert(t.name == 'Alexey' and t.age == 30 and next(t, next(t, next(t))) == nil, 'decode after OOM')
+    end
+    P = nil
+end
+"#;
+
+#[test]
+fn out_of_memory_making_a_shape_constructor_leaks_nothing_and_the_state_keeps_working() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let lua = new_lua();
+    lua.load(CTOR_OOM_SETUP).exec().unwrap();
+    if lua.set_memory_limit(0).is_err() {
+        eprintln!("memory limits are not available for this Lua (LuaJIT's allocator): OOM test skipped");
+        return;
+    }
+    let prepare: mlua::Function = lua.globals().get("prepare").unwrap();
+    let attempt_fn: mlua::Function = lua.globals().get("attempt").unwrap();
+    let check: mlua::Function = lua.globals().get("check_working").unwrap();
+    let attempt = |extra: usize| -> usize {
+        prepare.call::<()>(()).unwrap();
+        lua.gc_collect().unwrap();
+        lua.set_memory_limit(lua.used_memory() + extra).unwrap();
+        let r = attempt_fn.call::<usize>(());
+        lua.set_memory_limit(0).unwrap();
+        let r = match r {
+            Ok(r) => r,
+            Err(mlua::Error::MemoryError(_)) => 0,
+            Err(e) => panic!("extra {extra}: {e}"),
+        };
+        check.call::<()>(()).unwrap();
+        r
+    };
+    let sweep = || {
+        let mut outcomes = [0u32; 3];
+        for extra in (0..8 * 1024).step_by(32) {
+            outcomes[attempt(extra)] += 1;
+        }
+        outcomes
+    };
+    for _ in 0..2 {
+        sweep();
+    }
+    lua.gc_collect().unwrap();
+    lua.gc_collect().unwrap();
+    let (lua0, rust0) = (lua.used_memory(), live_bytes());
+    let [failed, fallback, built] = sweep();
+    // (Lua 5.4's decodes here fit in what its emergency collection frees.)
+    if cfg!(feature = "luajit") {
+        assert!(failed > 0, "the sweep should reach limits where the decode fails");
+        assert!(fallback > 0, "some limits should leave the constructor unmade and the C API path working");
+        assert!(built > 0, "the sweep should reach limits where the constructor is made");
+    }
+    lua.gc_collect().unwrap();
+    lua.gc_collect().unwrap();
+    let (lua1, rust1) = (lua.used_memory(), live_bytes());
+    eprintln!(
+        "constructor OOM sweep: {failed} limits failed, {fallback} decoded without a constructor, {built} with one; \
+         Lua {lua0} -> {lua1} B, Rust heap {rust0} -> {rust1} B"
+    );
+    assert!(lua1 < lua0 + 16 * 1024, "Lua heap grew by {} B", lua1 as isize - lua0 as isize);
+    assert!(rust1 - rust0 < 16 * 1024, "Rust heap grew by {} B", rust1 - rust0);
+}
+
 const THREAD_BODY: &str = r#"
 local hello = protolua.load_file(FIXTURES .. '/descriptors/hello.fds')
 local p2 = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds')
