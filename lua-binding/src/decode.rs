@@ -652,7 +652,13 @@ impl DecodeCtx<'_> {
         // `Msg:decode`'s (`root_up`), key upvalues strings for every number
         // read (plain fields). `lua_call` runs our generated constructor,
         // which only builds a table: it may raise out-of-memory, like
-        // `lua_createtable`, and nothing of ours needs dropping here.
+        // `lua_createtable`, and nothing of ours needs dropping here. A
+        // debug hook may run inside it: its error crosses us the same way;
+        // a decode it makes with this handle finds the memo and its upvalue
+        // consistent (both set above, before the call); and after the call
+        // only the input's length is used, so a hook that replaced our
+        // argument slots (`debug.setlocal`) cannot make us read a collected
+        // string.
         unsafe {
             if last.get() == shape {
                 ffi::lua_pushvalue(L, lua::upvalue(DECODE_UP_LAST_CTOR));
