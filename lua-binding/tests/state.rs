@@ -66,30 +66,43 @@ function check_working()
 end
 "#;
 
+/// A state with `setup` run (it defines `attempt()` and `check_working()`),
+/// or `None` where this Lua's allocator cannot be limited (said on stderr).
+fn oom_lua(setup: &str) -> Option<Lua> {
+    let lua = new_lua();
+    lua.load(setup).exec().unwrap();
+    if lua.set_memory_limit(0).is_err() {
+        eprintln!("memory limits are not available for this Lua (LuaJIT's allocator): OOM test skipped");
+        return None;
+    }
+    Some(lua)
+}
+
+/// `attempt()` with Lua's memory limited to `limit(used)` bytes, `used`
+/// read after a full collection; then `check_working()`. Its outcome, or 0
+/// when there was so little room that the call itself (outside
+/// `attempt`'s pcalls) failed.
+fn attempt_limited(lua: &Lua, limit: impl FnOnce(usize) -> usize) -> u32 {
+    let attempt: mlua::Function = lua.globals().get("attempt").unwrap();
+    lua.gc_collect().unwrap();
+    let limit = limit(lua.used_memory());
+    lua.set_memory_limit(limit).unwrap();
+    let r = attempt.call::<u32>(());
+    lua.set_memory_limit(0).unwrap();
+    let r = match r {
+        Ok(r) => r,
+        Err(mlua::Error::MemoryError(_)) => 0,
+        Err(e) => panic!("limit {limit}: {e}"),
+    };
+    lua.load("check_working()").exec().unwrap();
+    r
+}
+
 #[test]
 fn out_of_memory_mid_decode_or_encode_leaks_nothing_and_the_state_keeps_working() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let lua = new_lua();
-    lua.load(OOM_SETUP).exec().unwrap();
-    if lua.set_memory_limit(0).is_err() {
-        eprintln!("memory limits are not available for this Lua (LuaJIT's allocator): OOM test skipped");
-        return;
-    }
-    let attempt_fn: mlua::Function = lua.globals().get("attempt").unwrap();
-    let attempt = |limit: usize| -> u32 {
-        lua.gc_collect().unwrap();
-        lua.set_memory_limit(limit).unwrap();
-        let r = attempt_fn.call::<u32>(());
-        lua.set_memory_limit(0).unwrap();
-        let r = match r {
-            Ok(r) => r,
-            // So little room that the call itself (outside the pcalls) failed.
-            Err(mlua::Error::MemoryError(_)) => 0,
-            Err(e) => panic!("limit {limit}: {e}"),
-        };
-        lua.load("check_working()").exec().unwrap();
-        r
-    };
+    let Some(lua) = oom_lua(OOM_SETUP) else { return };
+    let attempt = |limit: usize| attempt_limited(&lua, |_| limit);
     // Limits from "no room at all" up to "enough": every allocation point in
     // between fails once somewhere in a sweep.
     // After a full collection, so that the setup's garbage is not headroom.
@@ -161,33 +174,13 @@ end
 #[test]
 fn out_of_memory_making_a_shape_constructor_leaks_nothing_and_the_state_keeps_working() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let lua = new_lua();
-    lua.load(CTOR_OOM_SETUP).exec().unwrap();
-    if lua.set_memory_limit(0).is_err() {
-        eprintln!("memory limits are not available for this Lua (LuaJIT's allocator): OOM test skipped");
-        return;
-    }
+    let Some(lua) = oom_lua(CTOR_OOM_SETUP) else { return };
     let prepare: mlua::Function = lua.globals().get("prepare").unwrap();
-    let attempt_fn: mlua::Function = lua.globals().get("attempt").unwrap();
-    let check: mlua::Function = lua.globals().get("check_working").unwrap();
-    let attempt = |extra: usize| -> usize {
-        prepare.call::<()>(()).unwrap();
-        lua.gc_collect().unwrap();
-        lua.set_memory_limit(lua.used_memory() + extra).unwrap();
-        let r = attempt_fn.call::<usize>(());
-        lua.set_memory_limit(0).unwrap();
-        let r = match r {
-            Ok(r) => r,
-            Err(mlua::Error::MemoryError(_)) => 0,
-            Err(e) => panic!("extra {extra}: {e}"),
-        };
-        check.call::<()>(()).unwrap();
-        r
-    };
     let sweep = || {
         let mut outcomes = [0u32; 3];
         for extra in (0..8 * 1024).step_by(32) {
-            outcomes[attempt(extra)] += 1;
+            prepare.call::<()>(()).unwrap();
+            outcomes[attempt_limited(&lua, |used| used + extra) as usize] += 1;
         }
         outcomes
     };
