@@ -66,6 +66,19 @@ function check_working()
 end
 "#;
 
+/// Lua's and Rust's heap sizes after two full collections.
+fn settled_heaps(lua: &Lua) -> (usize, isize) {
+    lua.gc_collect().unwrap();
+    lua.gc_collect().unwrap();
+    (lua.used_memory(), live_bytes())
+}
+
+/// Neither heap grew by 16 KiB or more from `before` to `after`.
+fn assert_heaps_flat((lua0, rust0): (usize, isize), (lua1, rust1): (usize, isize)) {
+    assert!(lua1 < lua0 + 16 * 1024, "Lua heap grew by {} B", lua1 as isize - lua0 as isize);
+    assert!(rust1 - rust0 < 16 * 1024, "Rust heap grew by {} B", rust1 - rust0);
+}
+
 /// A state with `setup` run (it defines `attempt()` and `check_working()`),
 /// or `None` where this Lua's allocator cannot be limited (said on stderr).
 fn oom_lua(setup: &str) -> Option<Lua> {
@@ -125,20 +138,13 @@ fn out_of_memory_mid_decode_or_encode_leaks_nothing_and_the_state_keeps_working(
     for _ in 0..3 {
         sweep();
     }
-    lua.gc_collect().unwrap();
-    lua.gc_collect().unwrap();
-    let (lua0, rust0) = (lua.used_memory(), live_bytes());
+    let before = settled_heaps(&lua);
     let (failed, worked) = sweep();
     assert!(failed > 50, "the sweep should hit out-of-memory often (failed {failed})");
     assert!(worked > 0, "the sweep should reach a limit where both calls work");
-    lua.gc_collect().unwrap();
-    lua.gc_collect().unwrap();
-    let (lua1, rust1) = (lua.used_memory(), live_bytes());
-    eprintln!(
-        "OOM sweep: {failed} limits failed, {worked} worked; Lua {lua0} -> {lua1} B, Rust heap {rust0} -> {rust1} B"
-    );
-    assert!(lua1 < lua0 + 16 * 1024, "Lua heap grew by {} B", lua1 as isize - lua0 as isize);
-    assert!(rust1 - rust0 < 16 * 1024, "Rust heap grew by {} B", rust1 - rust0);
+    let after = settled_heaps(&lua);
+    eprintln!("OOM sweep: {failed} limits failed, {worked} worked; (Lua B, Rust heap B) {before:?} -> {after:?}");
+    assert_heaps_flat(before, after);
 }
 
 // Out of memory while a small decode makes its shape constructor (LuaJIT:
@@ -187,9 +193,7 @@ fn out_of_memory_making_a_shape_constructor_leaks_nothing_and_the_state_keeps_wo
     for _ in 0..2 {
         sweep();
     }
-    lua.gc_collect().unwrap();
-    lua.gc_collect().unwrap();
-    let (lua0, rust0) = (lua.used_memory(), live_bytes());
+    let before = settled_heaps(&lua);
     let [failed, fallback, built] = sweep();
     // (Lua 5.4's decodes here fit in what its emergency collection frees.)
     if cfg!(feature = "luajit") {
@@ -197,15 +201,12 @@ fn out_of_memory_making_a_shape_constructor_leaks_nothing_and_the_state_keeps_wo
         assert!(fallback > 0, "some limits should leave the constructor unmade and the C API path working");
         assert!(built > 0, "the sweep should reach limits where the constructor is made");
     }
-    lua.gc_collect().unwrap();
-    lua.gc_collect().unwrap();
-    let (lua1, rust1) = (lua.used_memory(), live_bytes());
+    let after = settled_heaps(&lua);
     eprintln!(
         "constructor OOM sweep: {failed} limits failed, {fallback} decoded without a constructor, {built} with one; \
-         Lua {lua0} -> {lua1} B, Rust heap {rust0} -> {rust1} B"
+         (Lua B, Rust heap B) {before:?} -> {after:?}"
     );
-    assert!(lua1 < lua0 + 16 * 1024, "Lua heap grew by {} B", lua1 as isize - lua0 as isize);
-    assert!(rust1 - rust0 < 16 * 1024, "Rust heap grew by {} B", rust1 - rust0);
+    assert_heaps_flat(before, after);
 }
 
 const THREAD_BODY: &str = r#"
