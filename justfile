@@ -20,6 +20,8 @@ lint:
     cargo fmt --all --check
     cargo clippy --workspace --all-targets -- -D warnings
     RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+    cargo clippy -p protolua --no-default-features --features lua54,vendored --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc -p protolua --no-deps --no-default-features --features lua54,vendored
 
 # The wire micro-benchmarks and the matrix.
 bench: bench-wire matrix

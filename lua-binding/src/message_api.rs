@@ -16,7 +16,7 @@
 //! path pushes them with `lua_pushvalue`, which reaches an upvalue in
 //! three dependent loads, where `lua_rawgeti` of the key table takes five
 //! and ~14 more instructions. On LuaJIT, 21. is then the fast path's
-//! cache of table constructors by shape ([`crate::shape_ctor`]) and 22.
+//! cache of table constructors by shape (`shape_ctor.rs`) and 22.
 //! the constructor it used last.
 //!
 //! (`__gc` has none: it only ever sees its own handle.)
@@ -63,7 +63,7 @@ pub struct MessageUd {
     /// Message index in the plans.
     pub index: u32,
     /// The shape whose constructor `Msg:decode`'s upvalue
-    /// [`DECODE_UP_LAST_CTOR`] holds (LuaJIT; 0: none yet).
+    /// `DECODE_UP_LAST_CTOR` holds (LuaJIT; 0: none yet).
     pub last_shape: Cell<c_int>,
 }
 
