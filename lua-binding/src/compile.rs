@@ -13,7 +13,7 @@ use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescr
 use crate::features::{self, Presence, Resolver};
 use crate::plan::{
     Card, DENSE_LIMIT, DefaultValue, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, NOT_PLAIN, OneofPlan, Plans,
-    is_lean, plain_by_number, plain_by_tag, plain_wire_of,
+    by_ctor, is_lean, plain_by_number, plain_by_tag, plain_wire_of,
 };
 
 /// Parse a serialized `FileDescriptorSet` and compile it.
@@ -206,6 +206,7 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
             plain_by_number: plain_by_number(&fields, &by_tag),
             plain_by_tag: by_tag,
             lean: is_lean(&fields, &oneofs, m.is_map_entry()),
+            by_ctor: by_ctor(&fields, &oneofs, m.is_map_entry()),
             fields: fields.into_boxed_slice(),
             dense: dense.into_boxed_slice(),
             oneofs: oneofs.into_boxed_slice(),

@@ -191,6 +191,16 @@ pub struct DecodeCtx<'a> {
     /// constructor (`message_api::DECODE_UP_LAST_CTOR`).
     #[cfg(feature = "luajit")]
     pub last_shape: Option<&'a Cell<c_int>>,
+    /// The schema's memo of each message's last shape
+    /// (`crate::shape_ctor::push_message_ctor`).
+    #[cfg(feature = "luajit")]
+    pub ctor_memo: &'a [Cell<crate::shape_ctor::Shape>],
+    /// Stack index of the schema's constructor table during the general
+    /// walk, when messages may be built by constructor
+    /// ([`Self::message_by_ctor`]); 0 otherwise. The entry points leave it
+    /// 0: [`Self::decode_root`] sets it.
+    #[cfg(feature = "luajit")]
+    pub ctors: c_int,
     /// State shared with the module (Tarantool API, unknown-store flag).
     pub module: &'a ModuleState,
 }
@@ -323,6 +333,43 @@ fn varint_pbwire(r: &mut Reader<'_>) -> pbwire::Result<u64> {
     r.read_varint()
 }
 
+/// The tag that continues a run of a repeated field whose tag is `tag`,
+/// as its length (1 or 2 bytes) and its bytes (little-endian); length 0
+/// when no tag continues it (a closed enum checks every value, and longer
+/// tags are rare).
+#[inline(always)]
+fn run_tag(tag: Tag, closed: bool) -> (usize, u16) {
+    let raw = tag.raw();
+    match raw {
+        _ if closed => (0, 0),
+        0..0x80 => (1, raw as u16),
+        0x80..0x4000 => (2, (raw as u16 & 0x7f | 0x80) | ((raw >> 7) as u16) << 8),
+        _ => (0, 0),
+    }
+}
+
+/// Whether the next bytes of `r` are the run's tag ([`run_tag`]).
+#[inline(always)]
+fn run_continues(r: &Reader<'_>, next_len: usize, next: u16) -> bool {
+    let rest = r.rest();
+    match next_len {
+        1 => rest.first() == Some(&(next as u8)),
+        2 => rest.first_chunk::<2>().is_some_and(|b| u16::from_le_bytes(*b) == next),
+        _ => false,
+    }
+}
+
+/// How many values the packed run `run` of `f` holds (a fixed-width
+/// kind's by its length; varints counted), to pre-size its array.
+#[inline(always)]
+fn packed_count(f: &FieldPlan, run: &[u8]) -> usize {
+    match f.kind.wire_type() {
+        WireType::I32 => run.len() / 4,
+        WireType::I64 => run.len() / 8,
+        _ => packed::count_packed_varints(run),
+    }
+}
+
 impl Containers {
     /// Whether `f`'s container does not exist yet (known only for tracked
     /// slots outside merge mode; otherwise `false`).
@@ -437,8 +484,8 @@ impl DecodeCtx<'_> {
     #[inline(always)]
     pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecError> {
         // SAFETY: forwarded contract; the helper table holds both
-        // metatables; the three slots taken before the general walk (the
-        // key table, the metatables) are within the `LUA_MINSTACK` (20) a C
+        // metatables; the four slots taken before the general walk (the
+        // key table, the metatables, the constructor table) are within the `LUA_MINSTACK` (20) a C
         // function starts with (the entry points use at most 8). `keys` is
         // a positive index or an upvalue pseudo-index (negative).
         let res = unsafe {
@@ -462,6 +509,16 @@ impl DecodeCtx<'_> {
                         lua::push_rawgeti(L, self.helpers, crate::host::HELPER_SEQ_MT);
                         self.seq_mt = ffi::lua_gettop(L);
                         self.map_mt = self.seq_mt - 1;
+                    }
+                    // The constructor table, when the options leave no
+                    // work after a message's fields but the required check.
+                    #[cfg(feature = "luajit")]
+                    if self.opts.defaults == DefaultsMode::None && !self.opts.empty {
+                        if lua::rawgeti(L, self.keys, crate::shape_ctor::KEYS_CTORS) == ffi::LUA_TTABLE {
+                            self.ctors = ffi::lua_gettop(L);
+                        } else {
+                            ffi::lua_pop(L, 1);
+                        }
                     }
                     self.frame(msg, &mut Reader::new(self.input), 1, None, false)
                 }
@@ -688,6 +745,276 @@ impl DecodeCtx<'_> {
         Some(Ok(()))
     }
 
+    /// [`Self::message`] for a new table of a `by_ctor` plan (LuaJIT, with
+    /// the constructor table at `ctors`): the fields' values are pushed as
+    /// they are read, a repeated field's array taking one slot at its
+    /// first occurrence, and at the end the constructor of the shape
+    /// (`crate::shape_ctor::push_message_ctor`) makes the table from them
+    /// in one `lua_call`: each key costs one `TSETS` into a template that
+    /// already holds it, instead of a key push, `lua_rawset` and
+    /// `lj_tab_newkey` (PERF_LOG, ninth session).
+    ///
+    /// What the shape does not cover (an unknown field, a wrong wire type,
+    /// a singular field met again, a closed-enum value the enum lacks,
+    /// more than `SHAPE_FIELDS` fields, no room on the stack) makes the
+    /// table from what was read so far, through the C API, and hands the
+    /// rest of the body to [`Self::frame`] merging into it: the same
+    /// result, each byte read once. Errors are the general walk's, from
+    /// the same calls in the same order.
+    ///
+    /// # Safety
+    /// As [`Self::message`]; `self.ctors` set.
+    #[cfg(feature = "luajit")]
+    #[inline(never)]
+    unsafe fn message_by_ctor(&self, mi: u32, r: &mut Reader<'_>, depth: u32) -> Res {
+        use crate::shape_ctor::{SHAPE_FIELDS, Shape};
+        let L = self.L;
+        let plan: &MessagePlan = &self.plans.messages[mi as usize];
+        debug_assert!(plan.by_ctor && plan.fields.len() <= 64);
+        if depth > self.opts.max_depth {
+            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.opts.max_depth), Some(r.position()))));
+        }
+        // SAFETY: (whole body) the values take the slots `base + 1 ..=
+        // base + n`, reserved below with room for `push_message_ctor`'s and
+        // a value's temporaries; raw API calls run no metamethods; every
+        // index into `fields` is from `plain_by_tag` or `field_index`.
+        unsafe {
+            // The values, plus the constructor lookup's slots (a key each
+            // and 4), plus a value's own (the general frame's 11).
+            if ffi::lua_checkstack(L, 2 * SHAPE_FIELDS as c_int + 4 + 11) == 0 {
+                return self.frame_walk(mi, r, depth, None, false);
+            }
+            let base = ffi::lua_gettop(L);
+            let mut shape: Shape = [0; SHAPE_FIELDS + 1];
+            let mut n = 0usize;
+            // Per field index: seen yet (also the required check's seen
+            // set: a required field is singular), and for a repeated one
+            // its array's argument (written when first seen); per argument,
+            // its array's element count (written when it is made).
+            let mut seen = 0u64;
+            let mut arg_of = [MaybeUninit::<u8>::uninit(); 64];
+            let mut count = [MaybeUninit::<i64>::uninit(); SHAPE_FIELDS];
+            while let Some(&b0) = r.rest().first() {
+                let at = r.clone();
+                // A plain field (one-byte tag, its own wire type, singular)
+                // needs no checks; others come with their tag.
+                let plain = plan.plain_by_tag.get(usize::from(b0)).copied().unwrap_or(0);
+                let (fi, tag) = if plain != 0 {
+                    let _ = r.advance(1);
+                    (usize::from(plain & !PLAIN_REQUIRED) - 1, None)
+                } else {
+                    let tag = r.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
+                    let Some(fi) = plan.field_index(tag.field_number()) else {
+                        return self.ctor_bail(mi, plan, base, &shape[1..=n], at, r, depth);
+                    };
+                    (fi, Some(tag))
+                };
+                let f = plan.fields.get_unchecked(fi);
+                let bit = 1u64 << fi;
+                match (f.card, tag) {
+                    (Card::Single, _) => {
+                        if seen & bit != 0 || n == SHAPE_FIELDS {
+                            return self.ctor_bail(mi, plan, base, &shape[1..=n], at, r, depth);
+                        }
+                        if let Some(tag) = tag {
+                            let wt = tag.wire_type();
+                            if f.plain_wire != wt as u8
+                                && (wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?))
+                            {
+                                return self.ctor_bail(mi, plan, base, &shape[1..=n], at, r, depth);
+                            }
+                        }
+                        self.value(f, r, depth, f.number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
+                    }
+                    (Card::Repeated, Some(tag)) => {
+                        let wt = tag.wire_type();
+                        let packed = wt == WireType::Len && f.kind.is_packable();
+                        let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
+                        if (packed && closed)
+                            || (!packed && (wt != f.kind.wire_type() || (closed && self.closed_miss(f, r)?)))
+                            || (seen & bit == 0 && n == SHAPE_FIELDS)
+                        {
+                            return self.ctor_bail(mi, plan, base, &shape[1..=n], at, r, depth);
+                        }
+                        let run = if packed {
+                            let run =
+                                r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
+                            if run.is_empty() {
+                                // No element: the field stays absent.
+                                continue;
+                            }
+                            Some(run)
+                        } else {
+                            None
+                        };
+                        let presize = match run {
+                            Some(run) => packed_count(f, run),
+                            None => count_run(r, tag),
+                        };
+                        let arg = if seen & bit != 0 {
+                            usize::from(arg_of.get_unchecked(fi).assume_init())
+                        } else {
+                            ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
+                            if self.seq_mt != 0 {
+                                self.set_mt(-1, self.seq_mt);
+                            }
+                            seen |= bit;
+                            arg_of.get_unchecked_mut(fi).write(n as u8);
+                            count.get_unchecked_mut(n).write(0);
+                            *shape.get_unchecked_mut(1 + n) = fi as u8;
+                            n += 1;
+                            n - 1
+                        };
+                        let slot = base + 1 + arg as c_int;
+                        let last = count.get_unchecked(arg).assume_init();
+                        let last = match run {
+                            Some(run) => {
+                                let mut sub = Reader::with_offset(run, r.position() - run.len());
+                                self.packed_fill(mi, fi, f, &mut sub, slot, last, presize)?
+                            }
+                            None => self.unpacked_run(mi, fi, f, r, depth, tag, slot, last, closed)?,
+                        };
+                        count.get_unchecked_mut(arg).write(last);
+                        continue;
+                    }
+                    // A plain field is singular; a by_ctor plan has no map.
+                    (Card::Repeated, None) | (Card::Map, _) => core::hint::unreachable_unchecked(),
+                }
+                seen |= bit;
+                *shape.get_unchecked_mut(1 + n) = fi as u8;
+                n += 1;
+            }
+            shape[0] = n as u8;
+            let all = plan.required_mask;
+            if self.opts.check_required && !plan.required.is_empty() && (all == 0 || seen & all != all) {
+                self.ctor_table(plan, base, &shape[1..=n]);
+                return self.check_required(mi, plan, base + 1, seen, false, r.position());
+            }
+            if n == 0
+                || !crate::shape_ctor::push_message_ctor(
+                    L,
+                    self.ctors,
+                    self.keys,
+                    self.ctor_memo.get_unchecked(mi as usize),
+                    mi,
+                    &shape,
+                    |fi| i64::from(plan.fields.get_unchecked(usize::from(fi)).key_id),
+                )
+            {
+                self.ctor_table(plan, base, &shape[1..=n]);
+                return Ok(());
+            }
+            ffi::lua_insert(L, base + 1);
+            ffi::lua_call(L, n as c_int, 1);
+            if self.map_mt != 0 {
+                self.set_mt(-1, self.map_mt);
+            }
+            debug_assert_eq!(ffi::lua_gettop(L), base + 1, "constructor frame left its stack unbalanced");
+        }
+        Ok(())
+    }
+
+    /// [`Self::message_by_ctor`] meets what its shape does not cover, at
+    /// the field that starts at `at`: the table from the fields read so
+    /// far (`read`, their indices; [`Self::ctor_table`]), then the general walk of the rest of the
+    /// body, merging into it (as protobuf merges a message's fields met
+    /// again).
+    ///
+    /// # Safety
+    /// As `message_by_ctor`, with the values read at `base + 1 ..`; `at` a
+    /// copy of `r` before the field.
+    #[cfg(feature = "luajit")]
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn ctor_bail<'b>(
+        &self,
+        mi: u32,
+        plan: &MessagePlan,
+        base: c_int,
+        read: &[u8],
+        at: Reader<'b>,
+        r: &mut Reader<'b>,
+        depth: u32,
+    ) -> Res {
+        // SAFETY: forwarded; the table is on top for the merge.
+        unsafe {
+            self.ctor_table(plan, base, read);
+            *r = at;
+            self.frame_walk(mi, r, depth, None, true)
+        }
+    }
+
+    /// The table of the fields `read` (their indices; their values at
+    /// `base + 1 ..`) through the C API, as [`Self::message`] makes one,
+    /// left at `base + 1`, the top.
+    ///
+    /// # Safety
+    /// As `message_by_ctor`; three free slots.
+    #[cfg(feature = "luajit")]
+    #[cold]
+    unsafe fn ctor_table(&self, plan: &MessagePlan, base: c_int, read: &[u8]) {
+        let (L, n) = (self.L, read.len());
+        // SAFETY: caller's contract; `shape` holds indices into `fields`.
+        unsafe {
+            ffi::lua_createtable(L, 0, n as c_int);
+            if self.map_mt != 0 {
+                self.set_mt(-1, self.map_mt);
+            }
+            for (i, &fi) in read.iter().enumerate() {
+                self.push_key(plan.fields.get_unchecked(usize::from(fi)).key_id);
+                ffi::lua_pushvalue(L, base + 1 + i as c_int);
+                ffi::lua_rawset(L, -3);
+            }
+            if n != 0 {
+                ffi::lua_replace(L, base + 1);
+                ffi::lua_settop(L, base + 1);
+            }
+        }
+    }
+
+    /// A run of the unpacked repeated field `f` into the array at `slot`
+    /// whose last index is `n`, its first tag (`tag`) read: the element
+    /// after it, and more while the next tag is the same (as
+    /// [`Self::message`]'s run). Returns the new last index.
+    ///
+    /// # Safety
+    /// `slot` holds the array; the frame's free slots.
+    #[cfg(feature = "luajit")]
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn unpacked_run(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        depth: u32,
+        tag: Tag,
+        slot: c_int,
+        mut n: i64,
+        closed: bool,
+    ) -> Res<i64> {
+        let (next_len, next) = run_tag(tag, closed);
+        // SAFETY: caller's contract; each value is popped by its rawseti.
+        unsafe {
+            loop {
+                n += 1;
+                self.value(f, r, depth, f.number).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
+                lua::rawseti(self.L, slot, n);
+                if !run_continues(r, next_len, next) {
+                    break;
+                }
+                if next_len == 1 && !matches!(f.kind, Kind::Message | Kind::Group) {
+                    n = self.leaf_run(mi, fi, f, r, slot, n, next as u8)?;
+                    break;
+                }
+                let _ = r.advance(next_len);
+            }
+        }
+        Ok(n)
+    }
+
     #[inline(always)]
     unsafe fn push_key(&self, key_id: i32) {
         // SAFETY: `keys` is the key table; key ids are in range by construction.
@@ -702,6 +1029,23 @@ impl DecodeCtx<'_> {
     /// As [`Self::message`].
     #[inline(always)]
     unsafe fn frame(&self, mi: u32, r: &mut Reader<'_>, depth: u32, group: Option<u32>, merge: bool) -> Res {
+        // SAFETY: forwarded; a lean plan has what `message::<true>` asks,
+        // a `by_ctor` one what `message_by_ctor` does.
+        unsafe {
+            #[cfg(feature = "luajit")]
+            if self.ctors != 0 && !merge && group.is_none() && self.plans.messages[mi as usize].by_ctor {
+                return self.message_by_ctor(mi, r, depth);
+            }
+            self.frame_walk(mi, r, depth, group, merge)
+        }
+    }
+
+    /// [`Self::message`] in its lean or full frame, as the plan chose.
+    ///
+    /// # Safety
+    /// As [`Self::message`].
+    #[inline(always)]
+    unsafe fn frame_walk(&self, mi: u32, r: &mut Reader<'_>, depth: u32, group: Option<u32>, merge: bool) -> Res {
         // SAFETY: forwarded; a lean plan has what `message::<true>` asks.
         unsafe {
             if self.plans.messages[mi as usize].lean {
@@ -879,24 +1223,12 @@ impl DecodeCtx<'_> {
                                 // above hold for it too. Closed enums check every
                                 // value (`next_len` 0: no tag continues the run).
                                 let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
-                                let raw = tag.raw();
-                                let (next_len, next) = match raw {
-                                    _ if closed => (0, 0),
-                                    0..0x80 => (1, raw as u16),
-                                    0x80..0x4000 => (2, (raw as u16 & 0x7f | 0x80) | ((raw >> 7) as u16) << 8),
-                                    _ => (0, 0),
-                                };
+                                let (next_len, next) = run_tag(tag, closed);
                                 loop {
                                     self.value(f, r, depth, number)
                                         .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
                                     lua::rawseti(L, slot, n);
-                                    let rest = r.rest();
-                                    let same = match next_len {
-                                        1 => rest.first() == Some(&(next as u8)),
-                                        2 => rest.first_chunk::<2>().is_some_and(|b| u16::from_le_bytes(*b) == next),
-                                        _ => false,
-                                    };
-                                    if !same {
+                                    if !run_continues(r, next_len, next) {
                                         break;
                                     }
                                     if next_len == 1 && !matches!(f.kind, Kind::Message | Kind::Group) {
@@ -1492,11 +1824,7 @@ impl DecodeCtx<'_> {
         let run = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
         let base = r.position() - run.len();
         let mut sub = Reader::with_offset(run, base);
-        let presize = match f.kind.wire_type() {
-            WireType::I32 => run.len() / 4,
-            WireType::I64 => run.len() / 8,
-            _ => packed::count_packed_varints(run),
-        };
+        let presize = packed_count(f, run);
         // An empty run adds no element: the field stays absent (as in
         // protobuf, and so decode → encode → decode gives the same table).
         if sub.is_empty() {
@@ -1509,19 +1837,52 @@ impl DecodeCtx<'_> {
         unsafe {
             let s = f.slot as usize;
             let fresh = cs.is_new(f);
-            let (slot, mut n) = if fresh {
+            let (slot, n) = if fresh {
                 (self.fresh_array(f, t, cs, presize), 0)
             } else {
                 self.ensure_container(fi, f, t, cs, presize);
                 let n = if s < TRACKED_SLOTS { cs.counts[s] as i64 } else { lua::rawlen(L, cs.slot) as i64 };
                 (cs.slot, n)
             };
+            let n = self.packed_fill(mi, fi, f, &mut sub, slot, n, presize)?;
+            if fresh {
+                ffi::lua_rawset(L, t);
+            }
+            if s < TRACKED_SLOTS {
+                cs.counts[s] = n as u32;
+            }
+        }
+        Ok(())
+    }
+
+    /// The values of the packed run `sub` of `f` (`presize` of them, see
+    /// [`packed_count`]) into the array at `slot` after its index `n`;
+    /// returns the new last index.
+    ///
+    /// # Safety
+    /// `slot` holds the array; one free slot per element (two for cdata),
+    /// popped by rawseti.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn packed_fill(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        sub: &mut Reader<'_>,
+        slot: c_int,
+        mut n: i64,
+        presize: usize,
+    ) -> Res<i64> {
+        let L = self.L;
+        // SAFETY: caller's contract.
+        unsafe {
             // Runs of 1–3 values stay on the element loop (icount: the
             // run loop's call costs more than it saves there, +0.3 % on
             // BenchPayload mid with its 3-value `deltas`).
             if f.kind.wire_type() == WireType::Varint {
                 if presize >= PACKED_LOOP_MIN {
-                    n = self.packed_varints(f, &mut sub, slot, n);
+                    n = self.packed_varints(f, sub, slot, n);
                 }
             } else {
                 // Fixed-width values: whole words, each kind its own loop
@@ -1531,44 +1892,35 @@ impl DecodeCtx<'_> {
                 // element loop to report.
                 match f.kind {
                     Kind::Fixed32 => {
-                        n = self.packed_fixed::<4>(&mut sub, slot, n, |b| {
-                            lua::push_small_int(L, u32::from_le_bytes(b) as i64)
-                        })
+                        n = self
+                            .packed_fixed::<4>(sub, slot, n, |b| lua::push_small_int(L, u32::from_le_bytes(b) as i64))
                     }
                     Kind::SFixed32 => {
-                        n = self.packed_fixed::<4>(&mut sub, slot, n, |b| {
-                            lua::push_small_int(L, i32::from_le_bytes(b) as i64)
-                        })
+                        n = self
+                            .packed_fixed::<4>(sub, slot, n, |b| lua::push_small_int(L, i32::from_le_bytes(b) as i64))
                     }
                     Kind::Float => {
-                        n = self
-                            .packed_fixed::<4>(&mut sub, slot, n, |b| lua::push_number(L, f32::from_le_bytes(b) as f64))
+                        n = self.packed_fixed::<4>(sub, slot, n, |b| lua::push_number(L, f32::from_le_bytes(b) as f64))
                     }
                     Kind::Fixed64 => {
-                        n = self.packed_fixed::<8>(&mut sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), false))
+                        n = self.packed_fixed::<8>(sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), false))
                     }
                     Kind::SFixed64 => {
-                        n = self.packed_fixed::<8>(&mut sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), true))
+                        n = self.packed_fixed::<8>(sub, slot, n, |b| self.push_64(u64::from_le_bytes(b), true))
                     }
                     Kind::Double => {
-                        n = self.packed_fixed::<8>(&mut sub, slot, n, |b| lua::push_number(L, f64::from_le_bytes(b)))
+                        n = self.packed_fixed::<8>(sub, slot, n, |b| lua::push_number(L, f64::from_le_bytes(b)))
                     }
                     _ => {}
                 }
             }
             while !sub.is_empty() {
                 n += 1;
-                self.scalar(f, &mut sub).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
+                self.scalar(f, sub).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
                 lua::rawseti(L, slot, n);
             }
-            if fresh {
-                ffi::lua_rawset(L, t);
-            }
-            if s < TRACKED_SLOTS {
-                cs.counts[s] = n as u32;
-            }
         }
-        Ok(())
+        Ok(n)
     }
 
     /// Push the varints of a packed run into the array at `slot` (its last

@@ -253,6 +253,7 @@ mod tests {
                 plain_by_tag: Box::new([]),
                 plain_by_number: Box::new([]),
                 lean: false,
+                by_ctor: false,
             }],
             enums: vec![],
             keys: names.iter().map(|&n| n.into()).collect(),

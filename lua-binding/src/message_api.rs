@@ -333,6 +333,10 @@ pub unsafe fn decode_with(
             root_up: keys < 0,
             #[cfg(feature = "luajit")]
             last_shape,
+            #[cfg(feature = "luajit")]
+            ctor_memo: &inner.ctor_memo,
+            #[cfg(feature = "luajit")]
+            ctors: 0,
             module: &inner.module,
         };
         match ctx.decode_root(msg) {

@@ -235,6 +235,17 @@ pub struct MessagePlan {
     pub plain_by_number: Box<[PlainTag]>,
     /// Decode takes its lean frame for this message (see [`is_lean`]).
     pub lean: bool,
+    /// Decode may build this message's table with a shape constructor
+    /// (LuaJIT; see [`by_ctor`]).
+    pub by_ctor: bool,
+}
+
+/// Whether decode may build a message's table with a shape constructor
+/// (`crate::shape_ctor`): no oneofs and no map fields (whose bookkeeping
+/// needs the table as it fills), not itself a map entry, and at most 64
+/// fields (the walk's seen-set is one `u64` by field index).
+pub fn by_ctor(fields: &[FieldPlan], oneofs: &[OneofPlan], is_map_entry: bool) -> bool {
+    !is_map_entry && oneofs.is_empty() && fields.len() <= 64 && fields.iter().all(|f| f.card != Card::Map)
 }
 
 /// Messages with at most this many fields may take decode's lean frame.

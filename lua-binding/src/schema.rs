@@ -52,6 +52,10 @@ pub struct SchemaInner {
     pub module: Rc<ModuleState>,
     /// Key string address → field, built once the key table exists.
     pub key_index: OnceCell<KeyIndex>,
+    /// Per message, the shape whose constructor the constructor table
+    /// holds at its index (`crate::shape_ctor::KEYS_CTORS`).
+    #[cfg(feature = "luajit")]
+    pub ctor_memo: Box<[Cell<crate::shape_ctor::Shape>]>,
 }
 
 /// Per-schema options (`protolua.load(bytes, opts)`).
@@ -315,6 +319,8 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
                 // No Lua call between taking the Rc and storing it.
                 let module = host::get(L, upvalue(2));
                 (*ud).inner = Some(Rc::new(SchemaInner {
+                    #[cfg(feature = "luajit")]
+                    ctor_memo: plans.messages.iter().map(|_| Cell::new([0; _])).collect(),
                     plans,
                     bufs: UnsafeCell::new(EncodeBuffers::default()),
                     busy: Cell::new(false),
@@ -340,6 +346,11 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
             lua::rawseti(L, -2, i as i64 + 1);
         }
         let keys = ffi::lua_gettop(L);
+        #[cfg(feature = "luajit")]
+        {
+            ffi::lua_createtable(L, inner.plans.messages.len() as c_int, 0);
+            lua::rawseti(L, keys, crate::shape_ctor::KEYS_CTORS);
+        }
         // The addresses are read only now: the calls above may raise (out
         // of memory), and no Rust heap value may be alive across them.
         // These reads cannot raise. The table anchors the strings, so the

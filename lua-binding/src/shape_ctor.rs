@@ -27,6 +27,7 @@
 //! instructions); a miss allocates the source (Rust) and the function
 //! (Lua): ~39,000 instructions, once per shape and handle.
 
+use std::cell::Cell;
 use std::os::raw::c_int;
 
 use crate::lua::{self, ffi, lua_State};
@@ -109,7 +110,7 @@ unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl 
         }
         numbers[..n].reverse();
         let status = {
-            let src = ctor_source(&numbers[..n], |num| lua::string_bytes(L, key_of(num)));
+            let src = ctor_source(n, |i| lua::string_bytes(L, key_of(numbers[i])));
             ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=protolua.ctor".as_ptr())
         };
         if status != 0 || ffi::lua_pcall(L, 0, 1, 0) != 0 || ffi::lua_type(L, -1) != ffi::LUA_TFUNCTION {
@@ -146,21 +147,145 @@ unsafe fn cached(L: *mut lua_State, cache: c_int) -> i64 {
     }
 }
 
-/// The chunk returning the constructor for fields with keys
-/// `key(numbers[i])`, argument `i + 1` the value of field `numbers[i]`:
+/// Most fields in a message shape of the general walk
+/// (`DecodeCtx::message_by_ctor`): a byte each after the count, so that a
+/// shape is 32 bytes and its memo check two 16-byte compares.
+pub const SHAPE_FIELDS: usize = 31;
+
+/// A message shape of the general walk: `[0]` the field count `n`,
+/// `[1..=n]` the fields' indices in the plan in the order they first
+/// occurred, the rest zero.
+pub type Shape = [u8; SHAPE_FIELDS + 1];
+
+/// Most constructors cached per schema for the general walk; beyond
+/// that, new shapes are built through the C API.
+pub const MAX_MESSAGE_SHAPES: i64 = 1024;
+
+/// The key table's slot holding the schema's constructor table (LuaJIT):
+/// `[mi + 1]` the constructor of message `mi`'s memoised shape (its
+/// `Cell<Shape>` memo is in the schema), `[id]` for a string `id` (the
+/// message index, 4 bytes little-endian, then the shape) every cached
+/// constructor, `[0]` their count.
+pub const KEYS_CTORS: i64 = -1;
+
+/// Push the constructor of message `mi`'s `shape`: the memoised one when
+/// `memo` holds that shape (one `lua_rawgeti`), else from the cache, else
+/// compiled and cached; either way it becomes the memoised one. `false`,
+/// with nothing pushed, when there is none (the cache is full, or
+/// compiling failed). `key_id(fi)` is field `fi`'s key id in `keys`.
+///
+/// # Safety
+/// `L` valid with `shape[0] + 4` free slots; `ctors` and `keys` absolute
+/// indices of the constructor table and the key table; `shape` non-empty,
+/// with a key for each index in it. May raise out-of-memory on a miss
+/// (after Rust memory is dropped).
+#[inline(always)]
+pub unsafe fn push_message_ctor(
+    L: *mut lua_State,
+    ctors: c_int,
+    keys: c_int,
+    memo: &Cell<Shape>,
+    mi: u32,
+    shape: &Shape,
+    key_id: impl Fn(u8) -> i64,
+) -> bool {
+    // SAFETY: caller's contract; a raw read cannot raise.
+    unsafe {
+        if memo.get() == *shape {
+            // No type check (~40 instructions): the memo is set only after
+            // the constructor is stored, and nothing else writes the
+            // constructor table (the debug library aside, as for every
+            // upvalue: a non-function would raise "attempt to call").
+            lua::push_rawgeti(L, ctors, i64::from(mi) + 1);
+            return true;
+        }
+        find_message_ctor(L, ctors, keys, memo, mi, shape, key_id)
+    }
+}
+
+/// The memo's miss: the cache, or compile and cache.
+///
+/// # Safety
+/// As [`push_message_ctor`].
+#[cold]
+#[inline(never)]
+unsafe fn find_message_ctor(
+    L: *mut lua_State,
+    ctors: c_int,
+    keys: c_int,
+    memo: &Cell<Shape>,
+    mi: u32,
+    shape: &Shape,
+    key_id: impl Fn(u8) -> i64,
+) -> bool {
+    let n = usize::from(shape[0]);
+    let mut id = [0u8; 4 + SHAPE_FIELDS + 1];
+    id[..4].copy_from_slice(&mi.to_le_bytes());
+    id[4..5 + n].copy_from_slice(&shape[..=n]);
+    // SAFETY: caller's contract. Slots: the id at `k`, then the `n` key
+    // strings and the chunk's function above it. `src` (Rust memory) lives
+    // only across `luaL_loadbuffer`, which runs protected and reports errors
+    // by status; the calls that may raise come after it is dropped.
+    unsafe {
+        lua::push_bytes(L, &id[..5 + n]);
+        let k = ffi::lua_gettop(L);
+        ffi::lua_pushvalue(L, k);
+        if lua::rawget(L, ctors) != ffi::LUA_TFUNCTION {
+            ffi::lua_settop(L, k);
+            if cached(L, ctors) >= MAX_MESSAGE_SHAPES {
+                ffi::lua_settop(L, k - 1);
+                return false;
+            }
+            for &fi in &shape[1..=n] {
+                lua::push_rawgeti(L, keys, key_id(fi));
+            }
+            let status = {
+                let src = ctor_source(n, |i| lua::string_bytes(L, k + 1 + i as c_int));
+                ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=protolua.ctor".as_ptr())
+            };
+            if status != 0 || ffi::lua_pcall(L, 0, 1, 0) != 0 || ffi::lua_type(L, -1) != ffi::LUA_TFUNCTION {
+                ffi::lua_settop(L, k - 1);
+                return false;
+            }
+            luaJIT_setmode(L, -1, JIT_OFF_FOR_FUNC);
+            ffi::lua_replace(L, k + 1);
+            ffi::lua_settop(L, k + 1);
+            // The count again: the chunk ran Lua code (see `make_ctor`).
+            let count = cached(L, ctors);
+            if count >= MAX_MESSAGE_SHAPES {
+                ffi::lua_settop(L, k - 1);
+                return false;
+            }
+            ffi::lua_pushvalue(L, k);
+            ffi::lua_pushvalue(L, k + 1);
+            ffi::lua_rawset(L, ctors);
+            ffi::lua_pushinteger(L, (count + 1) as ffi::lua_Integer);
+            lua::rawseti(L, ctors, 0);
+        }
+        // The id at `k`, the constructor on top: memoise it.
+        ffi::lua_remove(L, k);
+        ffi::lua_pushvalue(L, -1);
+        lua::rawseti(L, ctors, i64::from(mi) + 1);
+        memo.set(*shape);
+        true
+    }
+}
+
+/// The chunk returning the constructor of `n` fields, argument `i + 1`
+/// the value of the field with key `key(i)`:
 /// `return function(a1,a2) return {["\110…"]=a1,["\97…"]=a2} end`. Every
 /// key byte is a `\ddd` escape, so any key string is a valid literal.
-fn ctor_source<'k>(numbers: &[u8], key: impl Fn(u8) -> &'k [u8]) -> Vec<u8> {
+fn ctor_source<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> Vec<u8> {
     let mut src = b"return function(".to_vec();
-    let args: Vec<String> = (1..=numbers.len()).map(|i| format!("a{i}")).collect();
+    let args: Vec<String> = (1..=n).map(|i| format!("a{i}")).collect();
     src.extend_from_slice(args.join(",").as_bytes());
     src.extend_from_slice(b") return {");
-    for (i, &num) in numbers.iter().enumerate() {
+    for (i, arg) in args.iter().enumerate() {
         src.extend_from_slice(b"[\"");
-        for &byte in key(num) {
+        for &byte in key(i) {
             src.extend_from_slice(format!("\\{byte:03}").as_bytes());
         }
-        src.extend_from_slice(format!("\"]={},", args[i]).as_bytes());
+        src.extend_from_slice(format!("\"]={arg},").as_bytes());
     }
     src.extend_from_slice(b"} end");
     src
@@ -196,7 +321,7 @@ mod tests {
     fn source_escapes_every_key_byte() {
         let key = |n| if n == 1 { &b"name"[..] } else { &b"a\"]"[..] };
         assert_eq!(
-            String::from_utf8(ctor_source(&[1, 2], key)).unwrap(),
+            String::from_utf8(ctor_source(2, |i| key(i as u8 + 1))).unwrap(),
             "return function(a1,a2) return {[\"\\110\\097\\109\\101\"]=a1,[\"\\097\\034\\093\"]=a2,} end"
         );
     }

@@ -124,7 +124,10 @@ fn out_of_memory_mid_decode_or_encode_leaks_nothing_and_the_state_keeps_working(
     let base = lua.used_memory();
     let sweep = || {
         let (mut failed, mut worked) = (0, 0);
-        for extra in (0..96 * 1024).step_by(128) {
+        // 32-byte steps over the first 16 KiB, where a decode or encode
+        // runs out (the constructor path's decode needs ~5 KiB there), then
+        // 128-byte ones.
+        for extra in (0..16 * 1024).step_by(32).chain((16 * 1024..96 * 1024).step_by(128)) {
             match attempt(base + extra) {
                 3 => worked += 1,
                 _ => failed += 1,
@@ -177,10 +180,48 @@ function check_working()
 end
 "#;
 
-#[test]
-fn out_of_memory_making_a_shape_constructor_leaks_nothing_and_the_state_keeps_working() {
+// The same for the constructors of the general walk (LuaJIT:
+// `shape_ctor::push_message_ctor`): a Person of 94 bytes (above the root
+// fast path's 64) whose root and address each get one, cached in the
+// schema's constructor table (the key table's [-1], the key table being
+// `Msg:decode`'s upvalue 1). Where making one runs out of memory, that
+// table is made through the C API.
+const MESSAGE_CTOR_OOM_SETUP: &str = r#"
+if jit then jit.off(); jit.flush() end
+local fds = FIXTURES .. '/descriptors/hello.fds'
+mid = { name = 'Alexey', age = 30, emails = { 'person.name.0001@mail.example.com' },
+        address = { street = 'Lenina 12', city = 'Moscow', zip = '101000' }, lucky_numbers = { 0, 37, 74, 111 } }
+mid_bytes = protolua.load_file(fds):message('hello.Person'):encode(mid)
+function prepare() P = protolua.load_file(fds):message('hello.Person') end
+function same(a, b)
+    if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
+    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
+end
+-- 0: a memory error; 1: decoded, not both constructors cached; 2: both.
+function attempt()
+    local ok, e = pcall(P.decode, P, mid_bytes)
+    if not ok and not tostring(e):find('memory') then error('decode: unexpected error: ' .. tostring(e)) end
+    if not ok then return 0 end
+    assert(same(e, mid), 'decoded under the limit')
+    local name, keys = debug.getupvalue(P.decode, 1)
+    local ctors = name and keys[-1]
+    return (ctors and ctors[0] == 2) and 2 or 1
+end
+function check_working()
+    for _ = 1, 2 do assert(same(P:decode(mid_bytes), mid), 'decode after OOM') end
+    P = nil
+end
+"#;
+
+/// Sweep limits of +0..+8 KiB over `setup`'s `attempt` (outcomes 0, 1
+/// and 2: failed, decoded without its constructors, decoded with them),
+/// a fresh schema each (`prepare`), twice to warm up and once measured;
+/// the heaps must stay flat, and on LuaJIT every outcome must occur.
+fn constructor_oom_sweep(setup: &str, what: &str) {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(lua) = oom_lua(CTOR_OOM_SETUP) else { return };
+    let Some(lua) = oom_lua(setup) else { return };
     let prepare: mlua::Function = lua.globals().get("prepare").unwrap();
     let sweep = || {
         let mut outcomes = [0u32; 3];
@@ -197,16 +238,26 @@ fn out_of_memory_making_a_shape_constructor_leaks_nothing_and_the_state_keeps_wo
     let [failed, fallback, built] = sweep();
     // (Lua 5.4's decodes here fit in what its emergency collection frees.)
     if cfg!(feature = "luajit") {
-        assert!(failed > 0, "the sweep should reach limits where the decode fails");
-        assert!(fallback > 0, "some limits should leave the constructor unmade and the C API path working");
-        assert!(built > 0, "the sweep should reach limits where the constructor is made");
+        assert!(failed > 0, "{what}: the sweep should reach limits where the decode fails");
+        assert!(fallback > 0, "{what}: some limits should leave a constructor unmade and the C API path working");
+        assert!(built > 0, "{what}: the sweep should reach limits where the constructors are made");
     }
     let after = settled_heaps(&lua);
     eprintln!(
-        "constructor OOM sweep: {failed} limits failed, {fallback} decoded without a constructor, {built} with one; \
+        "{what} OOM sweep: {failed} limits failed, {fallback} decoded without a constructor, {built} with; \
          (Lua B, Rust heap B) {before:?} -> {after:?}"
     );
     assert_heaps_flat(before, after);
+}
+
+#[test]
+fn out_of_memory_making_a_shape_constructor_leaks_nothing_and_the_state_keeps_working() {
+    constructor_oom_sweep(CTOR_OOM_SETUP, "root constructor");
+}
+
+#[test]
+fn out_of_memory_making_a_message_constructor_leaks_nothing_and_the_state_keeps_working() {
+    constructor_oom_sweep(MESSAGE_CTOR_OOM_SETUP, "message constructors");
 }
 
 const THREAD_BODY: &str = r#"

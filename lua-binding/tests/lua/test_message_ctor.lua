@@ -1,0 +1,193 @@
+-- The general walk's message constructors (LuaJIT: DecodeCtx::message_by_ctor
+-- in src/decode.rs, src/shape_ctor.rs): a message's values are read onto
+-- the stack and its table made by the constructor of its shape (the fields
+-- in the order they first occur). Whatever the shape does not cover (a
+-- singular field met again, an unknown field, a wrong wire type, a
+-- closed-enum value the enum lacks, more than 31 fields) makes the table
+-- from what was read and merges the rest into it. Every test states the
+-- expected table, so the same file checks Lua 5.4 and 5.1, which take the
+-- C API path throughout. Lua 5.1 compatible.
+
+local tag, varint = T.tag, T.varint
+
+local function str(n, s) return tag(n, 2) .. varint(#s) .. s end
+local function vint(n, v) return tag(n, 0) .. varint(v) end
+local function packed(n, vs)
+    local b = {}
+    for i, v in ipairs(vs) do b[i] = varint(v) end
+    return str(n, table.concat(b))
+end
+-- A 20-byte string: every input below passes the root fast path's 64 bytes
+-- or holds a field it does not take.
+local LONG = string.rep('x', 20)
+
+local function count_keys(t)
+    local n = 0
+    for _ in pairs(t) do n = n + 1 end
+    return n
+end
+
+-- Person's five fields as bytes and as values; decode every ordered choice
+-- of 1..5 of them, each twice (the second finds the memo or the cache).
+local PERSON_PARTS = {
+    { 'name', str(1, LONG), LONG },
+    { 'age', vint(2, 30), 30 },
+    { 'emails', str(3, 'a@b') .. str(3, 'c@d'), { 'a@b', 'c@d' } },
+    { 'address', str(4, str(1, 'Lenina 12') .. str(2, 'Moscow') .. str(3, '101000')),
+      { street = 'Lenina 12', city = 'Moscow', zip = '101000' } },
+    { 'lucky_numbers', packed(5, { 1, 300, 70000 }), { 1, 300, 70000 } },
+}
+
+T.test('message constructors: every ordered choice of Person fields', function()
+    local P = T.schema('hello.fds'):message('hello.Person')
+    local n = 0
+    local function walk(chosen, used)
+        if #chosen > 0 then
+            local bin, want = {}, {}
+            for i, k in ipairs(chosen) do
+                local part = PERSON_PARTS[k]
+                bin[i], want[part[1]] = part[2], part[3]
+            end
+            bin = table.concat(bin)
+            for _ = 1, 2 do
+                local t = P:decode(bin)
+                T.eq(t, want, 'fields ' .. table.concat(chosen, ','))
+                T.eq(count_keys(t), #chosen, 'key count')
+            end
+            n = n + 1
+        end
+        for k = 1, #PERSON_PARTS do
+            if not used[k] then
+                used[k] = true
+                chosen[#chosen + 1] = k
+                walk(chosen, used)
+                chosen[#chosen] = nil
+                used[k] = nil
+            end
+        end
+    end
+    walk({}, {})
+    T.eq(n, 325, 'shapes decoded')
+end)
+
+T.test('message constructors: a singular field met again (last wins, messages merge)', function()
+    local P = T.schema('hello.fds'):message('hello.Person')
+    local addr1 = str(4, str(1, 'Lenina 12') .. str(2, 'Moscow'))
+    local addr2 = str(4, str(2, 'Tver') .. str(3, '170000'))
+    T.eq(P:decode(str(1, LONG) .. vint(2, 1) .. str(3, 'e') .. vint(2, 2) .. str(1, 'b')),
+        { name = 'b', age = 2, emails = { 'e' } })
+    T.eq(P:decode(addr1 .. str(1, LONG) .. addr2 .. packed(5, { 7 })),
+        { name = LONG, address = { street = 'Lenina 12', city = 'Tver', zip = '170000' }, lucky_numbers = { 7 } })
+    -- Inside a sub-message too, and the parent keeps its constructor path.
+    local addr3 = str(4, str(1, 'a') .. str(1, 'b') .. str(3, 'z'))
+    T.eq(P:decode(str(1, LONG) .. addr3 .. vint(2, 5)), { name = LONG, address = { street = 'b', zip = 'z' }, age = 5 })
+end)
+
+T.test('message constructors: repeated fields met again, packed and unpacked', function()
+    local P = T.schema('hello.fds'):message('hello.Person')
+    T.eq(P:decode(str(3, 'x') .. vint(2, 9) .. str(1, LONG) .. str(3, 'y') .. str(3, 'z')),
+        { emails = { 'x', 'y', 'z' }, age = 9, name = LONG })
+    -- packed, unpacked and packed again, with other fields between.
+    T.eq(P:decode(packed(5, { 1, 2 }) .. str(1, LONG) .. vint(5, 3) .. vint(5, 4) .. vint(2, 1) .. packed(5, { 5 })),
+        { lucky_numbers = { 1, 2, 3, 4, 5 }, name = LONG, age = 1 })
+    -- An empty packed run adds nothing; the field stays absent until an
+    -- element comes.
+    T.eq(P:decode(str(5, '') .. str(1, LONG) .. vint(2, 3)), { name = LONG, age = 3 })
+    T.eq(P:decode(str(5, '') .. str(1, LONG) .. str(5, '') .. vint(5, 8)), { name = LONG, lucky_numbers = { 8 } })
+    -- A singular field met again after arrays: the arrays keep growing in
+    -- the merged table.
+    T.eq(P:decode(str(3, 'x') .. packed(5, { 1 }) .. vint(2, 1) .. vint(2, 2) .. str(3, 'y') .. packed(5, { 2, 3 })),
+        { emails = { 'x', 'y' }, lucky_numbers = { 1, 2, 3 }, age = 2 })
+end)
+
+T.test('message constructors: unknown fields and wrong wire types', function()
+    local P = T.schema('hello.fds'):message('hello.Person')
+    local unknown = vint(99, 5)
+    local bin = str(1, LONG) .. str(3, 'x') .. unknown .. vint(2, 4) .. str(3, 'y')
+    local t = P:decode(bin)
+    T.eq(P:decode(bin, { unknown = 'drop' }), { name = LONG, emails = { 'x', 'y' }, age = 4 })
+    T.eq(P:decode(P:encode(t), { unknown = 'drop' }), { name = LONG, emails = { 'x', 'y' }, age = 4 }, 'round trip')
+    T.eq(P:encode(t), str(1, LONG) .. vint(2, 4) .. str(3, 'x') .. str(3, 'y') .. unknown, 'unknown kept')
+    -- name as a varint, emails as a fixed32: unknown fields, as protobuf does.
+    local wrong = str(1, LONG) .. vint(1, 7) .. tag(3, 5) .. '\1\2\3\4' .. vint(2, 1)
+    T.eq(P:decode(wrong, { unknown = 'drop' }), { name = LONG, age = 1 })
+    -- The same inside a sub-message.
+    local addr = str(4, str(1, 's') .. unknown .. str(2, 'c'))
+    T.eq(P:decode(str(1, LONG) .. addr, { unknown = 'drop' }), { name = LONG, address = { street = 's', city = 'c' } })
+end)
+
+T.test('message constructors: proto2 closed enums, required fields, groups', function()
+    local B = T.schema('proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local base = vint(1, 5) .. str(2, LONG) .. str(15, 't1')
+    -- kind = 2 is KIND_BETA; 99 is no Kind value: an unknown field.
+    T.eq(B:decode(base .. vint(6, 2) .. str(15, 't2')), { id = 5, name = LONG, tags = { 't1', 't2' }, kind = 'KIND_BETA' })
+    T.eq(B:decode(base .. vint(6, 99) .. str(15, 't2'), { unknown = 'drop' }), { id = 5, name = LONG, tags = { 't1', 't2' } })
+    -- A missing required field, in the root and in a sub-message.
+    T.raises('missing required field', B.decode, B, str(2, LONG) .. str(15, 't1'))
+    T.raises('missing required field', B.decode, B, base .. str(16, str(2, 'label')))
+    -- The optional group (wire types 3/4) as a field of a constructed table.
+    local group = tag(18, 3) .. str(19, 'src') .. vint(20, 7) .. tag(18, 4)
+    T.eq(B:decode(base .. group .. vint(6, 1)),
+        { id = 5, name = LONG, tags = { 't1' }, meta = { source = 'src', version = 7 }, kind = 'KIND_ALPHA' })
+end)
+
+T.test('message constructors: errors keep their field path and offset', function()
+    local P = T.schema('hello.fds'):message('hello.Person')
+    -- emails' second string runs past the end.
+    local cut = str(1, LONG) .. str(3, 'x') .. tag(3, 2) .. varint(10) .. 'abc'
+    local e = T.raises('emails', P.decode, P, cut)
+    T.eq(e:find('hello.Person', 1, true) ~= nil, true, e)
+    -- Inside the address.
+    local bad = str(1, LONG) .. str(4, str(1, 's') .. tag(2, 2) .. varint(5) .. 'ab')
+    T.raises('address', P.decode, P, bad)
+    -- The state works after the errors.
+    T.eq(P:decode(str(1, LONG) .. vint(2, 1)), { name = LONG, age = 1 })
+end)
+
+T.test('message constructors: more fields than a shape holds, and many shapes', function()
+    local W = T.schema('many_required.fds'):message('protolua.test.Wide')
+    -- 40 fields and a repeated one between them: from the 32nd field on
+    -- the table is made through the C API and the rest merged into it.
+    local bin, want = { str(41, 'first') }, { tags = { 'first', 'last' } }
+    for i = 40, 1, -1 do
+        bin[#bin + 1] = vint(i, i * 3)
+        want['w' .. i] = i * 3
+    end
+    bin[#bin + 1] = str(41, 'last')
+    for _ = 1, 2 do T.eq(W:decode(table.concat(bin)), want, 'forty fields') end
+    -- 31 fields: one shape, still by constructor.
+    bin, want = { str(41, LONG) }, { tags = { LONG } }
+    for i = 1, 30 do
+        bin[#bin + 1] = vint(i, i)
+        want['w' .. i] = i
+    end
+    for _ = 1, 2 do T.eq(W:decode(table.concat(bin)), want, 'thirty-one fields') end
+    -- Many shapes: ordered choices of 3 of w1..w15 (2,730) fill the
+    -- schema's cache (1,024), past which new shapes take the C API path.
+    local n = 0
+    for a = 1, 15 do for b = 1, 15 do for c = 1, 15 do
+        if a ~= b and a ~= c and b ~= c then
+            local t = W:decode(vint(a, a) .. vint(b, b) .. vint(c, c) .. str(41, LONG))
+            T.eq(t, { ['w' .. a] = a, ['w' .. b] = b, ['w' .. c] = c, tags = { LONG } }, a .. ',' .. b .. ',' .. c)
+            n = n + 1
+        end
+    end end end
+    T.eq(n, 2730, 'shapes')
+    if T.is_luajit then
+        local _, keys = debug.getupvalue(W.decode, 1)
+        T.eq(keys[-1][0], 1024, 'cached constructors')
+    end
+end)
+
+T.test('message constructors: option serialize gives every table its metatable', function()
+    local P = T.schema('hello.fds'):message('hello.Person')
+    local bin = str(1, LONG) .. str(3, 'x') .. str(4, str(1, 's')) .. packed(5, { 1, 2 })
+    local t = P:decode(bin, { serialize = true })
+    T.eq(t, { name = LONG, emails = { 'x' }, address = { street = 's' }, lucky_numbers = { 1, 2 } })
+    T.eq(getmetatable(t).__serialize, 'map', 'root')
+    T.eq(getmetatable(t.address).__serialize, 'map', 'address')
+    T.eq(getmetatable(t.emails).__serialize, 'seq', 'emails')
+    T.eq(getmetatable(t.lucky_numbers).__serialize, 'seq', 'lucky_numbers')
+    local plain = P:decode(bin)
+    T.eq(getmetatable(plain), nil, 'no metatable without the option')
+end)
