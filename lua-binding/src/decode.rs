@@ -5,6 +5,9 @@
 //! and stores it when its run ends (encoders write a field's elements
 //! together), keeps the array (or map table) of a field met again, or of a
 //! map, in one stack slot, and pushes strings straight from the input.
+//! On LuaJIT a message whose plan allows it is instead read onto the stack
+//! and its table made by a generated constructor of its shape
+//! ([`DecodeCtx::message_by_ctor`], `crate::shape_ctor`).
 //! Frames hold only borrows and plain values, so a Lua error raised inside
 //! an API call (out of memory) can cross them safely; codec errors travel
 //! back as [`CodecError`] and are raised by the entry point.
@@ -793,7 +796,7 @@ impl DecodeCtx<'_> {
             // its array's element count (written when it is made).
             let mut seen = 0u64;
             let mut arg_of = [MaybeUninit::<u8>::uninit(); 64];
-            let mut count = [MaybeUninit::<i64>::uninit(); SHAPE_FIELDS];
+            let mut count = [MaybeUninit::<u32>::uninit(); SHAPE_FIELDS];
             while let Some(&b0) = r.rest().first() {
                 let at = r.clone();
                 // A plain field (one-byte tag, its own wire type, singular)
@@ -866,7 +869,7 @@ impl DecodeCtx<'_> {
                             n - 1
                         };
                         let slot = base + 1 + arg as c_int;
-                        let last = count.get_unchecked(arg).assume_init();
+                        let last = i64::from(count.get_unchecked(arg).assume_init());
                         let last = match run {
                             Some(run) => {
                                 let mut sub = Reader::with_offset(run, r.position() - run.len());
@@ -874,7 +877,7 @@ impl DecodeCtx<'_> {
                             }
                             None => self.unpacked_run(mi, fi, f, r, depth, tag, slot, last, closed)?,
                         };
-                        count.get_unchecked_mut(arg).write(last);
+                        count.get_unchecked_mut(arg).write(last as u32);
                         continue;
                     }
                     // A plain field is singular; a by_ctor plan has no map.
