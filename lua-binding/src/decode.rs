@@ -227,6 +227,20 @@ struct UnknownRun {
 
 type Res<T = ()> = Result<T, Fail>;
 
+/// How [`DecodeCtx::message_by_ctor`] left a message (LuaJIT).
+#[cfg(feature = "luajit")]
+enum ByCtor {
+    /// Its table is on top.
+    Done,
+    /// The table of the fields read so far is on top and the reader at
+    /// the first field the shape does not cover: the general frame merges
+    /// the rest of the body into it.
+    Merge,
+    /// Nothing pushed, nothing read (no stack room): the general frame
+    /// decodes it.
+    Declined,
+}
+
 /// The repeated/map containers of one message frame. A repeated field's
 /// first run into a new table fills an array of its own on top of the
 /// stack (`DecodeCtx::fresh_array`); otherwise only the container of the
@@ -769,7 +783,7 @@ impl DecodeCtx<'_> {
     /// As [`Self::message`]; `self.ctors` set.
     #[cfg(feature = "luajit")]
     #[inline(never)]
-    unsafe fn message_by_ctor(&self, mi: u32, r: &mut Reader<'_>, depth: u32) -> Res {
+    unsafe fn message_by_ctor(&self, mi: u32, r: &mut Reader<'_>, depth: u32) -> Res<ByCtor> {
         use crate::shape_ctor::{SHAPE_FIELDS, Shape};
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
@@ -785,7 +799,7 @@ impl DecodeCtx<'_> {
             // The values, plus the constructor lookup's slots (a key each
             // and 4), plus a value's own (the general frame's 11).
             if ffi::lua_checkstack(L, 2 * SHAPE_FIELDS as c_int + 4 + 11) == 0 {
-                return self.frame_walk(mi, r, depth, None, false);
+                return Ok(ByCtor::Declined);
             }
             let base = ffi::lua_gettop(L);
             let mut shape: Shape = [0; SHAPE_FIELDS + 1];
@@ -808,7 +822,7 @@ impl DecodeCtx<'_> {
                 } else {
                     let tag = r.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
                     let Some(fi) = plan.field_index(tag.field_number()) else {
-                        return self.ctor_bail(mi, plan, base, &shape[1..=n], at, r, depth);
+                        return Ok(self.ctor_bail(plan, base, &shape[1..=n], at, r));
                     };
                     (fi, Some(tag))
                 };
@@ -817,14 +831,14 @@ impl DecodeCtx<'_> {
                 match (f.card, tag) {
                     (Card::Single, _) => {
                         if seen & bit != 0 || n == SHAPE_FIELDS {
-                            return self.ctor_bail(mi, plan, base, &shape[1..=n], at, r, depth);
+                            return Ok(self.ctor_bail(plan, base, &shape[1..=n], at, r));
                         }
                         if let Some(tag) = tag {
                             let wt = tag.wire_type();
                             if f.plain_wire != wt as u8
                                 && (wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?))
                             {
-                                return self.ctor_bail(mi, plan, base, &shape[1..=n], at, r, depth);
+                                return Ok(self.ctor_bail(plan, base, &shape[1..=n], at, r));
                             }
                         }
                         self.value(f, r, depth, f.number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
@@ -837,7 +851,7 @@ impl DecodeCtx<'_> {
                             || (!packed && (wt != f.kind.wire_type() || (closed && self.closed_miss(f, r)?)))
                             || (seen & bit == 0 && n == SHAPE_FIELDS)
                         {
-                            return self.ctor_bail(mi, plan, base, &shape[1..=n], at, r, depth);
+                            return Ok(self.ctor_bail(plan, base, &shape[1..=n], at, r));
                         }
                         let run = if packed {
                             let run =
@@ -888,7 +902,7 @@ impl DecodeCtx<'_> {
             let all = plan.required_mask;
             if self.opts.check_required && !plan.required.is_empty() && (all == 0 || seen & all != all) {
                 self.ctor_table(plan, base, &shape[1..=n]);
-                return self.check_required(mi, plan, base + 1, seen, false, r.position());
+                return self.check_required(mi, plan, base + 1, seen, false, r.position()).map(|()| ByCtor::Done);
             }
             if n == 0
                 || !crate::shape_ctor::push_message_ctor(
@@ -902,7 +916,7 @@ impl DecodeCtx<'_> {
                 )
             {
                 self.ctor_table(plan, base, &shape[1..=n]);
-                return Ok(());
+                return Ok(ByCtor::Done);
             }
             ffi::lua_insert(L, base + 1);
             ffi::lua_call(L, n as c_int, 1);
@@ -911,14 +925,17 @@ impl DecodeCtx<'_> {
             }
             debug_assert_eq!(ffi::lua_gettop(L), base + 1, "constructor frame left its stack unbalanced");
         }
-        Ok(())
+        Ok(ByCtor::Done)
     }
 
     /// [`Self::message_by_ctor`] meets what its shape does not cover, at
     /// the field that starts at `at`: the table from the fields read so
-    /// far (`read`, their indices; [`Self::ctor_table`]), then the general walk of the rest of the
-    /// body, merging into it (as protobuf merges a message's fields met
-    /// again).
+    /// far (`read`, their indices; [`Self::ctor_table`]), and `r` back at
+    /// that field, for [`Self::frame`] to walk the rest of the body merging
+    /// into the table (as protobuf merges a message's fields met again)
+    /// once `message_by_ctor`'s frame is gone: run from here, the general
+    /// frame would sit on top of it at every level (review9: ~2.6 KiB of C
+    /// stack a level for input that bails at every level).
     ///
     /// # Safety
     /// As `message_by_ctor`, with the values read at `base + 1 ..`; `at` a
@@ -926,23 +943,18 @@ impl DecodeCtx<'_> {
     #[cfg(feature = "luajit")]
     #[cold]
     #[inline(never)]
-    #[allow(clippy::too_many_arguments)]
     unsafe fn ctor_bail<'b>(
         &self,
-        mi: u32,
         plan: &MessagePlan,
         base: c_int,
         read: &[u8],
         at: Reader<'b>,
         r: &mut Reader<'b>,
-        depth: u32,
-    ) -> Res {
-        // SAFETY: forwarded; the table is on top for the merge.
-        unsafe {
-            self.ctor_table(plan, base, read);
-            *r = at;
-            self.frame_walk(mi, r, depth, None, true)
-        }
+    ) -> ByCtor {
+        // SAFETY: forwarded.
+        unsafe { self.ctor_table(plan, base, read) };
+        *r = at;
+        ByCtor::Merge
     }
 
     /// The table of the fields `read` (their indices; their values at
@@ -1062,7 +1074,11 @@ impl DecodeCtx<'_> {
         unsafe {
             #[cfg(feature = "luajit")]
             if self.ctors != 0 && !merge && group.is_none() && self.plans.messages[mi as usize].by_ctor {
-                return self.message_by_ctor(mi, r, depth);
+                match self.message_by_ctor(mi, r, depth)? {
+                    ByCtor::Done => return Ok(()),
+                    ByCtor::Merge => return self.frame_walk(mi, r, depth, None, true),
+                    ByCtor::Declined => {}
+                }
             }
             self.frame_walk(mi, r, depth, group, merge)
         }

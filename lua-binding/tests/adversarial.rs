@@ -169,6 +169,21 @@ fn varint_bytes(v: u64) -> Vec<u8> {
 /// `n` messages nested through LEN field `field`, the innermost empty.
 /// Returns the bytes and, for each level `i` in `1..=n`, the offset where
 /// its body starts (index 0 is the root, at offset 0).
+/// `n` levels of Node's `child` (field 2), each level's body an unknown
+/// varint field (number 9) and then the child.
+fn nested_after_unknown(n: usize) -> Vec<u8> {
+    let mut body = Vec::new();
+    for _ in 0..n {
+        let mut w = Writer::with_capacity(body.len() + 8);
+        w.put_bytes(&[0x48, 0x01]);
+        w.put_bytes(&tag_bytes(2, WireType::Len));
+        w.put_varint(body.len() as u64);
+        w.put_bytes(&body);
+        body = w.into_vec();
+    }
+    body
+}
+
 fn nested_len(field: u32, n: usize) -> (Vec<u8>, Vec<usize>) {
     let t = tag_bytes(field, WireType::Len);
     // body_len[i]: the body length of level i (level n is empty).
@@ -489,6 +504,10 @@ const STACK_OPS: &[(&str, &str)] = &[
     // Through the repeated field `kids`: on LuaJIT the constructor walk's
     // element loop (`unpacked_run`) is a frame of this recursion.
     ("decode_len_repeated", "return fails(Node.decode, Node, kids_input, { max_depth = DEPTH })"),
+    // An unknown field before the child at every level: on LuaJIT each
+    // level leaves the constructor walk for the general one (review9: that
+    // had stacked both frames, ~2.6 KiB a level).
+    ("decode_len_bail", "return fails(Node.decode, Node, bail_input, { max_depth = DEPTH })"),
     ("decode_group", "return fails(R.decode, R, group_input, { max_depth = DEPTH })"),
     ("skip_unknown_groups", "return fails(P3.decode, P3, unknown_input, { max_depth = DEPTH })"),
     ("encode_len", "return fails(Node.encode, Node, deep_node, { max_depth = DEPTH })"),
@@ -528,6 +547,7 @@ fn stack_probe_child() {
     c.run("R = protolua.load(fds):message('adv.R')");
     c.set("node_input", &nested_len(2, 2000).0);
     c.set("kids_input", &nested_len(3, 2000).0);
+    c.set("bail_input", &nested_after_unknown(2000));
     c.set("group_input", &nested_groups(1, 2000));
     c.set("unknown_input", &nested_groups(999, 2000));
     c.run("deep_node = deep_table(2000, 'child') deep_r = deep_table(2000, 'r')");
