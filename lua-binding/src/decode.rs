@@ -773,11 +773,13 @@ impl DecodeCtx<'_> {
     ///
     /// What the shape does not cover (an unknown field, a wrong wire type,
     /// a singular field met again, a closed-enum value the enum lacks,
-    /// more than `SHAPE_FIELDS` fields, no room on the stack) makes the
-    /// table from what was read so far, through the C API, and hands the
-    /// rest of the body to [`Self::frame`] merging into it: the same
-    /// result, each byte read once. Errors are the general walk's, from
-    /// the same calls in the same order.
+    /// more than `SHAPE_FIELDS` fields) makes the table from what was read
+    /// so far, through the C API, and returns [`ByCtor::Merge`] with `r`
+    /// at that field: [`Self::frame`] then walks the rest of the body
+    /// merging into the table, once this frame is gone: the same result,
+    /// each byte read once. No room on the stack: [`ByCtor::Declined`],
+    /// nothing read. Errors are the general walk's, from the same calls in
+    /// the same order.
     ///
     /// # Safety
     /// As [`Self::message`]; `self.ctors` set.
