@@ -7,7 +7,7 @@
 //! map, in one stack slot, and pushes strings straight from the input.
 //! On LuaJIT a message whose plan allows it is instead read onto the stack
 //! and its table made by a generated constructor of its shape
-//! ([`DecodeCtx::message_by_ctor`], `crate::shape_ctor`).
+//! (`DecodeCtx::message_by_ctor`, `crate::shape_ctor`).
 //! Frames hold only borrows and plain values, so a Lua error raised inside
 //! an API call (out of memory) can cross them safely; codec errors travel
 //! back as [`CodecError`] and are raised by the entry point.
@@ -200,7 +200,7 @@ pub struct DecodeCtx<'a> {
     pub ctor_memo: &'a [Cell<crate::shape_ctor::Shape>],
     /// Stack index of the schema's constructor table during the general
     /// walk, when messages may be built by constructor
-    /// ([`Self::message_by_ctor`]); 0 otherwise. The entry points leave it
+    /// (`DecodeCtx::message_by_ctor`); 0 otherwise. The entry points leave it
     /// 0: [`Self::decode_root`] sets it.
     #[cfg(feature = "luajit")]
     pub ctors: c_int,
