@@ -250,17 +250,25 @@ unsafe fn find_message_ctor(
             luaJIT_setmode(L, -1, JIT_OFF_FOR_FUNC);
             ffi::lua_replace(L, k + 1);
             ffi::lua_settop(L, k + 1);
-            // The count again: the chunk ran Lua code (see `make_ctor`).
-            let count = cached(L, ctors);
-            if count >= MAX_MESSAGE_SHAPES {
-                ffi::lua_settop(L, k - 1);
-                return false;
-            }
+            // The chunk ran Lua code (see `make_ctor`): a debug hook in it
+            // may have decoded meanwhile, caching this very shape (then
+            // that one serves, counted once) or others (the count again).
             ffi::lua_pushvalue(L, k);
-            ffi::lua_pushvalue(L, k + 1);
-            ffi::lua_rawset(L, ctors);
-            ffi::lua_pushinteger(L, (count + 1) as ffi::lua_Integer);
-            lua::rawseti(L, ctors, 0);
+            if lua::rawget(L, ctors) == ffi::LUA_TFUNCTION {
+                ffi::lua_replace(L, k + 1);
+            } else {
+                ffi::lua_pop(L, 1);
+                let count = cached(L, ctors);
+                if count >= MAX_MESSAGE_SHAPES {
+                    ffi::lua_settop(L, k - 1);
+                    return false;
+                }
+                ffi::lua_pushvalue(L, k);
+                ffi::lua_pushvalue(L, k + 1);
+                ffi::lua_rawset(L, ctors);
+                ffi::lua_pushinteger(L, (count + 1) as ffi::lua_Integer);
+                lua::rawseti(L, ctors, 0);
+            }
         }
         // The id at `k`, the constructor on top: memoise it.
         ffi::lua_remove(L, k);

@@ -191,3 +191,32 @@ T.test('message constructors: option serialize gives every table its metatable',
     local plain = P:decode(bin)
     T.eq(getmetatable(plain), nil, 'no metatable without the option')
 end)
+
+T.test('message constructors: a hook decoding the same shape while its constructor compiles', function()
+    if not T.is_luajit then return end
+    -- A schema of its own: its constructor cache starts empty.
+    local W = protolua.load_file(FIXTURES .. '/descriptors/many_required.fds'):message('protolua.test.Wide')
+    local bin = vint(1, 1) .. vint(2, 2) .. str(41, LONG)
+    local want = { w1 = 1, w2 = 2, tags = { LONG } }
+    local busy, inner = false, 0
+    debug.sethook(function()
+        local i = debug.getinfo(2, 'S')
+        if not busy and i and i.source == '=protolua.ctor' and i.what == 'main' then
+            busy = true
+            inner = inner + 1
+            T.eq(W:decode(bin), want, 'inside the hook')
+            busy = false
+        end
+    end, '', 1)
+    local t = W:decode(bin)
+    debug.sethook()
+    T.eq(t, want)
+    T.eq(inner > 0, true, 'the hook decoded')
+    -- One constructor cached for the one shape, and counted once.
+    local _, keys = debug.getupvalue(W.decode, 1)
+    local ctors, ids = keys[-1], 0
+    for k in pairs(ctors) do if type(k) == 'string' then ids = ids + 1 end end
+    T.eq(ids, 1, 'cached constructors')
+    T.eq(ctors[0], 1, 'their count')
+    T.eq(W:decode(bin), want, 'after')
+end)
