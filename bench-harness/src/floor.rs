@@ -31,9 +31,18 @@
 //!     protolua counts the same way). It still skips the absent fields'
 //!     probes a real codec makes, so it is below what probing costs.
 //!
+//! * **Constructor decode floor:** the decode floor's tape with each
+//!   table that has only string keys made by a Lua constructor of its
+//!   keys, `function(a1, …) return {["k1"] = a1, …} end` (on LuaJIT, `TDUP`
+//!   of a template holding the keys, then one `TSETS` a value), called with
+//!   its values pushed (`lua_call`); arrays and their elements as in the
+//!   decode floor. The cheapest table building found so far on LuaJIT
+//!   (protolua's decode has built tables this way since the ninth
+//!   session), so the bound the C-API decode floor no longer is there.
+//!
 //! `protolua_floors(t)` (a global the harness installs) returns
-//! `decode_floor, encode_floor, walk_floor, count_floor`, all called as
-//! `f(_, arg)` like `Msg:decode(s)` / `Msg:encode(t)`.
+//! `decode_floor, encode_floor, walk_floor, count_floor, ctor_floor`, all
+//! called as `f(_, arg)` like `Msg:decode(s)` / `Msg:encode(t)`.
 
 use std::os::raw::c_int;
 
@@ -60,6 +69,10 @@ enum Op {
     Set,
     /// `rawseti(-2, i)`: value on top, table below.
     SetIndex(i64),
+    /// Push constructor `id` (constructor floor).
+    Ctor(i64),
+    /// `lua_call` the constructor under the `n` values on top.
+    Call(c_int),
 }
 
 /// How the encode floor reads one value.
@@ -85,6 +98,8 @@ enum Slot {
 /// Userdata payload: both floors of one cell.
 struct Floors {
     tape: Vec<Op>,
+    /// The constructor floor's tape (see [`ctor_tape`]).
+    ctor_tape: Vec<Op>,
     /// How many distinct metatables the tape sets (upvalue 4 holds them).
     metas: c_int,
     arena: Vec<u8>,
@@ -204,6 +219,9 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
             Recorder { tape: Vec::new(), arena: Vec::new(), keys: Vec::new(), meta_table: 2, metas: Vec::new() };
         let read = rec.value(L, 1);
         let metas = rec.metas.len() as c_int;
+        let mut shapes: Vec<Vec<i64>> = Vec::new();
+        let mut ctape = Vec::new();
+        ctor_tape(&rec.tape, 0, &mut ctape, &mut shapes);
         // Key table (upvalue 2 of both closures).
         ffi::lua_createtable(L, rec.keys.len() as c_int, 0);
         let keys = ffi::lua_gettop(L);
@@ -218,7 +236,42 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
         ffi::lua_pushcfunction(L, floors_gc);
         ffi::lua_rawset(L, -3);
         ffi::lua_setmetatable(L, -2);
-        *ud = Some(Floors { tape: rec.tape, metas, arena: rec.arena, read, out: Vec::with_capacity(1 << 16) });
+        // The constructors (upvalue 5), compiled with the JIT off for them
+        // (compiled, a call from C ends in a trace exit: PERF_LOG, eighth
+        // session), by the key strings of their shapes.
+        ffi::lua_createtable(L, shapes.len() as c_int, 0);
+        let ctors = ffi::lua_gettop(L);
+        for (i, shape) in shapes.iter().enumerate() {
+            let args: Vec<String> = (1..=shape.len()).map(|j| format!("a{j}")).collect();
+            let mut src = format!("local f = function({}) return {{", args.join(","));
+            for (j, &k) in shape.iter().enumerate() {
+                src.push_str("[\"");
+                for &b in &rec.keys[k as usize - 1] {
+                    src.push_str(&format!("\\{b:03}"));
+                }
+                src.push_str(&format!("\"]={},", args[j]));
+            }
+            src.push_str("} end if jit then jit.off(f) end return f");
+            if ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=floor.ctor".as_ptr()) != 0 {
+                ffi::lua_error(L);
+            }
+            ffi::lua_call(L, 0, 1);
+            lua::rawseti(L, ctors, i as i64 + 1);
+        }
+        let ud = {
+            ffi::lua_pushvalue(L, ctors - 1);
+            ffi::lua_remove(L, ctors - 1);
+            ffi::lua_touserdata(L, -1) as *mut Option<Floors>
+        };
+        let ctors = ctors - 1;
+        *ud = Some(Floors {
+            tape: rec.tape,
+            ctor_tape: ctape,
+            metas,
+            arena: rec.arena,
+            read,
+            out: Vec::with_capacity(1 << 16),
+        });
         let u = ffi::lua_gettop(L);
         // The Lua key counter (upvalue 3).
         let counter =
@@ -228,16 +281,21 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
         }
         ffi::lua_call(L, 0, 1);
         let counter = ffi::lua_gettop(L);
-        for f in
-            [decode_floor as ffi::lua_CFunction, encode_floor::<PLAN>, encode_floor::<WALK>, encode_floor::<PLAN_COUNT>]
-        {
+        for f in [
+            decode_floor::<false> as ffi::lua_CFunction,
+            encode_floor::<PLAN>,
+            encode_floor::<WALK>,
+            encode_floor::<PLAN_COUNT>,
+            decode_floor::<true>,
+        ] {
             ffi::lua_pushvalue(L, u);
             ffi::lua_pushvalue(L, keys);
             ffi::lua_pushvalue(L, counter);
             ffi::lua_pushvalue(L, 2);
-            ffi::lua_pushcclosure(L, f, 4);
+            ffi::lua_pushvalue(L, ctors);
+            ffi::lua_pushcclosure(L, f, 5);
         }
-        4
+        5
     }
 }
 
@@ -251,8 +309,9 @@ unsafe extern "C-unwind" fn floors_gc(L: *mut lua_State) -> c_int {
     0
 }
 
-/// The decode floor: build the recorded table.
-unsafe extern "C-unwind" fn decode_floor(L: *mut lua_State) -> c_int {
+/// The decode floor: build the recorded table (`CTOR`: the constructor
+/// floor's tape, constructors in upvalue 5).
+unsafe extern "C-unwind" fn decode_floor<const CTOR: bool>(L: *mut lua_State) -> c_int {
     // SAFETY: upvalue 1 is our userdata (set by make_floors), upvalue 2 the
     // key table, upvalue 4 the metatables (pushed into slots `base + 1..`
     // first); the tape is balanced (each value is consumed by its Set) and
@@ -265,8 +324,10 @@ unsafe extern "C-unwind" fn decode_floor(L: *mut lua_State) -> c_int {
         for i in 1..=f.metas {
             lua::push_rawgeti(L, upvalue(4), i as i64);
         }
-        for op in &f.tape {
+        for op in if CTOR { &f.ctor_tape } else { &f.tape } {
             match *op {
+                Op::Ctor(id) => lua::push_rawgeti(L, upvalue(5), id),
+                Op::Call(n) => ffi::lua_call(L, n, 1),
                 Op::Table(a, r) => ffi::lua_createtable(L, a, r),
                 Op::Meta(id) => {
                     ffi::lua_pushvalue(L, base + 1 + id);
@@ -283,6 +344,74 @@ unsafe extern "C-unwind" fn decode_floor(L: *mut lua_State) -> c_int {
         }
         1
     }
+}
+
+/// The constructor floor's tape from the decode floor's `tape`, from the
+/// value starting at `i`; returns where that value ends. A table with only
+/// string keys becomes its constructor (`shapes`: the key ids of each, in
+/// tape order), its values and one call, then its metatable; the rest is
+/// copied.
+fn ctor_tape(tape: &[Op], mut i: usize, out: &mut Vec<Op>, shapes: &mut Vec<Vec<i64>>) -> usize {
+    let Op::Table(narr, nrec) = tape[i] else {
+        out.push(match tape[i] {
+            Op::Str(a, b) => Op::Str(a, b),
+            Op::Num(x) => Op::Num(x),
+            Op::Int(x) => Op::Int(x),
+            Op::Bool(b) => Op::Bool(b),
+            _ => unreachable!("a value op"),
+        });
+        return i + 1;
+    };
+    i += 1;
+    let meta = match tape.get(i) {
+        Some(&Op::Meta(id)) => {
+            i += 1;
+            Some(id)
+        }
+        _ => None,
+    };
+    if narr == 0 && nrec > 0 {
+        let at = out.len();
+        out.push(Op::Ctor(0));
+        let mut keys = Vec::new();
+        for _ in 0..nrec {
+            let Op::Key(k) = tape[i] else { unreachable!("a key") };
+            keys.push(k);
+            i = ctor_tape(tape, i + 1, out, shapes);
+            i += 1; // Set
+        }
+        let id = shapes.iter().position(|s| *s == keys).unwrap_or_else(|| {
+            shapes.push(keys);
+            shapes.len() - 1
+        });
+        out[at] = Op::Ctor(id as i64 + 1);
+        out.push(Op::Call(nrec));
+    } else {
+        out.push(Op::Table(narr, nrec));
+        if let Some(id) = meta {
+            out.push(Op::Meta(id));
+        }
+        for _ in 0..narr + nrec {
+            match tape[i] {
+                Op::Key(k) => {
+                    out.push(Op::Key(k));
+                    i = ctor_tape(tape, i + 1, out, shapes);
+                }
+                _ => i = ctor_tape(tape, i, out, shapes),
+            }
+            out.push(match tape[i] {
+                Op::Set => Op::Set,
+                Op::SetIndex(n) => Op::SetIndex(n),
+                _ => unreachable!("a store"),
+            });
+            i += 1;
+        }
+        return i;
+    }
+    if let Some(id) = meta {
+        out.push(Op::Meta(id));
+    }
+    i
 }
 
 /// Read every value of the table at `t` along `read`, copying into `out`.

@@ -1,0 +1,70 @@
+-- Decode floors against msgpack inside Tarantool: the C-API decode floor,
+-- the constructor decode floor (bench-harness/src/floor.rs) and protolua,
+-- each as msgs/s ÷ msgpack.decode's on the same table, timed in A B C D
+-- slices (thread CPU time), median and spread over the slices.
+--
+--   PROTOLUA_FLOORS=<dir> tarantool bench-harness/tarantool/ctor_floor.lua <repo root> [slices]
+--
+-- <dir> holds protolua_floors.so (bench-harness/tarantool/floors.sh);
+-- protolua is the rock in <repo root>/.rocks (`just rock`). Option
+-- `serialize` as in the matrix. Each floor's table is checked equal to
+-- protolua's decode first.
+local root = assert(arg[1], 'usage: ctor_floor.lua <repo root> [slices]')
+local slices = tonumber(arg[2]) or 9
+package.cpath = assert(os.getenv('PROTOLUA_FLOORS'), 'set PROTOLUA_FLOORS') .. '/?.so;' .. root
+    .. '/.rocks/lib/tarantool/?.so;' .. package.cpath
+local protolua = require('protolua')
+local floors = require('protolua_floors')
+local msgpack = require('msgpack')
+local clock = require('clock')
+local FIX = root .. '/fixtures'
+local M = dofile(FIX .. '/matrix.lua')
+local opts = { serialize = true }
+local P = protolua.load_file(FIX .. '/descriptors/hello.fds', opts):message('hello.Person')
+local B = protolua.load_file(FIX .. '/descriptors/proto2_basic.fds', opts):message('proto2_basic.BenchPayload')
+
+local function same(a, b)
+    if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
+    if getmetatable(a) ~= getmetatable(b) then return false end
+    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
+end
+
+local function time(f, arg, n)
+    local t0 = clock.thread()
+    for _ = 1, n do f(nil, arg) end
+    return clock.thread() - t0
+end
+
+print('| cell | floor ÷ msgpack | constructor floor ÷ msgpack | protolua ÷ msgpack | constructor floor ÷ floor |')
+print('|---|---:|---:|---:|---:|')
+for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'person', '1KB' },
+        { P, 'person', '10KB' }, { P, 'person', '100KB' }, { B, 'bench', 'min' }, { B, 'bench', 'mid' } }) do
+    local Msg, which, label = cell[1], cell[2], cell[3]
+    local t = which == 'person' and M.person(label) or M.bench(label)
+    local b = Msg:encode(t)
+    local decoded = Msg:decode(b)
+    local mp = msgpack.encode(decoded)
+    local dec_floor, _, _, _, ctor_floor = floors(decoded)
+    assert(same(dec_floor(nil, b), decoded), 'floor table')
+    assert(same(ctor_floor(nil, b), decoded), 'constructor floor table')
+    local proto = function(_, s) return Msg:decode(s) end
+    local mpdec = function(_, s) return msgpack.decode(s) end
+    local n = 1
+    while time(proto, b, n) < 0.02 do n = n * 2 end
+    local r = { {}, {}, {}, {} }
+    for i = 1, slices do
+        local tm = time(mpdec, mp, n)
+        local tf = time(dec_floor, b, n)
+        local tc = time(ctor_floor, b, n)
+        local tp = time(proto, b, n)
+        r[1][i], r[2][i], r[3][i], r[4][i] = tm / tf, tm / tc, tm / tp, tf / tc
+    end
+    local out = {}
+    for j = 1, 4 do
+        table.sort(r[j])
+        out[j] = string.format('%.2f [%.2f..%.2f]', r[j][math.ceil(slices / 2)], r[j][1], r[j][slices])
+    end
+    print(string.format('| %s %s | %s |', which, label, table.concat(out, ' | ')))
+end
