@@ -1,7 +1,7 @@
 -- Decode floors against msgpack inside Tarantool: the C-API decode floor,
 -- the constructor decode floor (bench-harness/src/floor.rs) and protolua,
 -- each as msgs/s ÷ msgpack.decode's on the same table, timed in A B C D
--- slices (thread CPU time), median and spread over the slices.
+-- slices (thread CPU time), median and [min..max] over the slices.
 --
 --   PROTOLUA_FLOORS=<dir> tarantool bench-harness/tarantool/ctor_floor.lua <repo root> [slices]
 --
@@ -9,17 +9,31 @@
 -- protolua is the rock in <repo root>/.rocks (`just rock`). Option
 -- `serialize` as in the matrix. Each floor's table is checked equal to
 -- protolua's decode first.
+--
+-- Under plain LuaJIT (`luajit ctor_floor.lua <root> [slices]`, with
+-- PROTOLUA_SO=<dir> holding a protolua.so built for LuaJIT) there is no
+-- msgpack: the columns are then msgs/s ÷ the C-API floor's.
 local root = assert(arg[1], 'usage: ctor_floor.lua <repo root> [slices]')
 local slices = tonumber(arg[2]) or 9
-package.cpath = assert(os.getenv('PROTOLUA_FLOORS'), 'set PROTOLUA_FLOORS') .. '/?.so;' .. root
+package.cpath = assert(os.getenv('PROTOLUA_FLOORS'), 'set PROTOLUA_FLOORS') .. '/?.so;'
+    .. (os.getenv('PROTOLUA_SO') and os.getenv('PROTOLUA_SO') .. '/?.so;' or '') .. root
     .. '/.rocks/lib/tarantool/?.so;' .. package.cpath
 local protolua = require('protolua')
 local floors = require('protolua_floors')
-local msgpack = require('msgpack')
-local clock = require('clock')
+local in_tarantool = rawget(_G, 'box') ~= nil or package.loaded['tarantool'] ~= nil or pcall(require, 'tarantool')
+local msgpack = in_tarantool and require('msgpack') or nil
+local now
+if in_tarantool then
+    now = require('clock').thread
+else
+    local ffi = require('ffi')
+    ffi.cdef('typedef struct { long s; long ns; } pl_ts; int clock_gettime(int, pl_ts *);')
+    local ts = ffi.new('pl_ts')
+    now = function() ffi.C.clock_gettime(3, ts) return tonumber(ts.s) + tonumber(ts.ns) * 1e-9 end
+end
 local FIX = root .. '/fixtures'
 local M = dofile(FIX .. '/matrix.lua')
-local opts = { serialize = true }
+local opts = in_tarantool and { serialize = true } or nil
 local P = protolua.load_file(FIX .. '/descriptors/hello.fds', opts):message('hello.Person')
 local B = protolua.load_file(FIX .. '/descriptors/proto2_basic.fds', opts):message('proto2_basic.BenchPayload')
 
@@ -31,13 +45,17 @@ local function same(a, b)
     return true
 end
 
-local function time(f, arg, n)
-    local t0 = clock.thread()
-    for _ = 1, n do f(nil, arg) end
-    return clock.thread() - t0
+-- `f(self, arg)` n times, as the matrix calls `Msg.decode(Msg, s)`: no
+-- wrapper function around protolua's.
+local function time(f, self, arg, n)
+    local t0 = now()
+    for _ = 1, n do f(self, arg) end
+    return now() - t0
 end
 
-print('| cell | floor ÷ msgpack | constructor floor ÷ msgpack | protolua ÷ msgpack | constructor floor ÷ floor |')
+local base = msgpack and 'msgpack' or 'floor'
+print(string.format('| cell | floor ÷ %s | constructor floor ÷ %s | protolua ÷ %s | constructor floor ÷ floor |',
+    base, base, base))
 print('|---|---:|---:|---:|---:|')
 for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'person', '1KB' },
         { P, 'person', '10KB' }, { P, 'person', '100KB' }, { B, 'bench', 'min' }, { B, 'bench', 'mid' } }) do
@@ -45,20 +63,22 @@ for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'p
     local t = which == 'person' and M.person(label) or M.bench(label)
     local b = Msg:encode(t)
     local decoded = Msg:decode(b)
-    local mp = msgpack.encode(decoded)
+    local mp = msgpack and msgpack.encode(decoded)
     local dec_floor, _, _, _, ctor_floor = floors(decoded)
     assert(same(dec_floor(nil, b), decoded), 'floor table')
     assert(same(ctor_floor(nil, b), decoded), 'constructor floor table')
-    local proto = function(_, s) return Msg:decode(s) end
-    local mpdec = function(_, s) return msgpack.decode(s) end
+    local proto = Msg.decode
+    -- Without msgpack, the C-API floor is the reference.
+    local mpdec = msgpack and function(_, s) return msgpack.decode(s) end or dec_floor
+    local mparg = msgpack and mp or b
     local n = 1
-    while time(proto, b, n) < 0.02 do n = n * 2 end
+    while time(proto, Msg, b, n) < 0.02 do n = n * 2 end
     local r = { {}, {}, {}, {} }
     for i = 1, slices do
-        local tm = time(mpdec, mp, n)
-        local tf = time(dec_floor, b, n)
-        local tc = time(ctor_floor, b, n)
-        local tp = time(proto, b, n)
+        local tm = time(mpdec, nil, mparg, n)
+        local tf = time(dec_floor, nil, b, n)
+        local tc = time(ctor_floor, nil, b, n)
+        local tp = time(proto, Msg, b, n)
         r[1][i], r[2][i], r[3][i], r[4][i] = tm / tf, tm / tc, tm / tp, tf / tc
     end
     local out = {}
