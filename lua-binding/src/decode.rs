@@ -195,7 +195,7 @@ pub struct DecodeCtx<'a> {
     #[cfg(feature = "luajit")]
     pub last_shape: Option<&'a Cell<c_int>>,
     /// The schema's memo of each message's last shape
-    /// (`crate::shape_ctor::push_message_ctor`).
+    /// (`crate::shape_ctor::find_message_ctor`).
     #[cfg(feature = "luajit")]
     pub ctor_memo: &'a [Cell<crate::shape_ctor::Shape>],
     /// Stack index of the schema's constructor table during the general
@@ -766,7 +766,7 @@ impl DecodeCtx<'_> {
     /// the constructor table at `ctors`): the fields' values are pushed as
     /// they are read, a repeated field's array taking one slot at its
     /// first occurrence, and at the end the constructor of the shape
-    /// (`crate::shape_ctor::push_message_ctor`) makes the table from them
+    /// (`crate::shape_ctor::find_message_ctor`) makes the table from them
     /// in one `lua_call`: each key costs one `TSETS` into a template that
     /// already holds it, instead of a key push, `lua_rawset` and
     /// `lj_tab_newkey` (PERF_LOG, ninth session).
@@ -793,16 +793,27 @@ impl DecodeCtx<'_> {
         if depth > self.opts.max_depth {
             return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.opts.max_depth), Some(r.position()))));
         }
-        // SAFETY: (whole body) the values take the slots `base + 1 ..=
-        // base + n`, reserved below with room for `push_message_ctor`'s and
-        // a value's temporaries; raw API calls run no metamethods; every
-        // index into `fields` is from `plain_by_tag` or `field_index`.
+        // SAFETY: (whole body) the constructor takes the slot `base` and
+        // the values `base + 1 ..= base + n`, reserved below with room for
+        // `find_message_ctor`'s and a value's temporaries; raw API calls run
+        // no metamethods; every index into `fields` is from `plain_by_tag`
+        // or `field_index`.
         unsafe {
-            // The values, plus the constructor lookup's slots (a key each
-            // and 4), plus a value's own (the general frame's 11).
-            if ffi::lua_checkstack(L, 2 * SHAPE_FIELDS as c_int + 4 + 11) == 0 {
+            // The constructor and the values, plus the constructor lookup's
+            // slots (a key each and 4), plus a value's own (the general
+            // frame's 11).
+            if ffi::lua_checkstack(L, 1 + 2 * SHAPE_FIELDS as c_int + 4 + 11) == 0 {
                 return Ok(ByCtor::Declined);
             }
+            // The constructor of the message's memoised shape (or nil), at
+            // `base`, below the values: when the shape read matches, the
+            // call needs no `lua_insert` (~29 instructions a message). The
+            // shape it is for is taken now: by the end, a nested message
+            // of the same type (or a hook's decode) may have memoised
+            // another, while this slot keeps the one pushed.
+            let memo = self.ctor_memo.get_unchecked(mi as usize);
+            let speculated = memo.get();
+            lua::push_rawgeti(L, self.ctors, i64::from(mi) + 1);
             let base = ffi::lua_gettop(L);
             let mut shape: Shape = [0; SHAPE_FIELDS + 1];
             let mut n = 0usize;
@@ -904,28 +915,28 @@ impl DecodeCtx<'_> {
             let all = plan.required_mask;
             if self.opts.check_required && !plan.required.is_empty() && (all == 0 || seen & all != all) {
                 self.ctor_table(plan, base, &shape[1..=n]);
-                return self.check_required(mi, plan, base + 1, seen, false, r.position()).map(|()| ByCtor::Done);
+                return self.check_required(mi, plan, base, seen, false, r.position()).map(|()| ByCtor::Done);
             }
-            if n == 0
-                || !crate::shape_ctor::push_message_ctor(
-                    L,
-                    self.ctors,
-                    self.keys,
-                    self.ctor_memo.get_unchecked(mi as usize),
-                    mi,
-                    &shape,
-                    |fi| i64::from(plan.fields.get_unchecked(usize::from(fi)).key_id),
-                )
-            {
-                self.ctor_table(plan, base, &shape[1..=n]);
-                return Ok(ByCtor::Done);
+            // A memo hit: the constructor at `base` is the shape's (no type
+            // check: see `shape_ctor::find_message_ctor`). A miss: the
+            // shape's from the cache or compiled, in its place.
+            let hit = n != 0 && speculated == shape;
+            if !hit {
+                if n == 0
+                    || !crate::shape_ctor::find_message_ctor(L, self.ctors, self.keys, memo, mi, &shape, |fi| {
+                        i64::from(plan.fields.get_unchecked(usize::from(fi)).key_id)
+                    })
+                {
+                    self.ctor_table(plan, base, &shape[1..=n]);
+                    return Ok(ByCtor::Done);
+                }
+                ffi::lua_replace(L, base);
             }
-            ffi::lua_insert(L, base + 1);
             ffi::lua_call(L, n as c_int, 1);
             if self.map_mt != 0 {
                 self.set_mt(-1, self.map_mt);
             }
-            debug_assert_eq!(ffi::lua_gettop(L), base + 1, "constructor frame left its stack unbalanced");
+            debug_assert_eq!(ffi::lua_gettop(L), base, "constructor frame left its stack unbalanced");
         }
         Ok(ByCtor::Done)
     }
@@ -961,7 +972,7 @@ impl DecodeCtx<'_> {
 
     /// The table of the fields `read` (their indices; their values at
     /// `base + 1 ..`) through the C API, as [`Self::message`] makes one,
-    /// left at `base + 1`, the top.
+    /// left at `base` (where the speculated constructor was), the top.
     ///
     /// # Safety
     /// As `message_by_ctor`; three free slots.
@@ -980,10 +991,8 @@ impl DecodeCtx<'_> {
                 ffi::lua_pushvalue(L, base + 1 + i as c_int);
                 ffi::lua_rawset(L, -3);
             }
-            if n != 0 {
-                ffi::lua_replace(L, base + 1);
-                ffi::lua_settop(L, base + 1);
-            }
+            ffi::lua_replace(L, base);
+            ffi::lua_settop(L, base);
         }
     }
 

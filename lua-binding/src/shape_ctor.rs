@@ -168,48 +168,26 @@ pub const MAX_MESSAGE_SHAPES: i64 = 1024;
 /// constructor, `[0]` their count.
 pub const KEYS_CTORS: i64 = -1;
 
-/// Push the constructor of message `mi`'s `shape`: the memoised one when
-/// `memo` holds that shape (one `lua_rawgeti`), else from the cache, else
-/// compiled and cached; either way it becomes the memoised one. `false`,
-/// with nothing pushed, when there is none (the cache is full, or
-/// compiling failed). `key_id(fi)` is field `fi`'s key id in `keys`.
+/// Push the constructor of message `mi`'s `shape` when `memo` does not
+/// hold that shape (the caller checks; a hit finds it at the constructor
+/// table's `[mi + 1]`): from the cache, else compiled and cached; either
+/// way it becomes the memoised one. `false`, with nothing pushed, when
+/// there is none (the cache is full, or compiling failed). `key_id(fi)` is
+/// field `fi`'s key id in `keys`.
+///
+/// A memo hit needs no type check of `[mi + 1]` (~40 instructions): the
+/// memo is set only after the constructor is stored, and nothing else
+/// writes the constructor table (the debug library aside, as for every
+/// upvalue: a non-function there raises "attempt to call").
 ///
 /// # Safety
 /// `L` valid with `shape[0] + 4` free slots; `ctors` and `keys` absolute
 /// indices of the constructor table and the key table; `shape` non-empty,
-/// with a key for each index in it. May raise out-of-memory on a miss
-/// (after Rust memory is dropped).
-#[inline(always)]
-pub unsafe fn push_message_ctor(
-    L: *mut lua_State,
-    ctors: c_int,
-    keys: c_int,
-    memo: &Cell<Shape>,
-    mi: u32,
-    shape: &Shape,
-    key_id: impl Fn(u8) -> i64,
-) -> bool {
-    // SAFETY: caller's contract; a raw read cannot raise.
-    unsafe {
-        if memo.get() == *shape {
-            // No type check (~40 instructions): the memo is set only after
-            // the constructor is stored, and nothing else writes the
-            // constructor table (the debug library aside, as for every
-            // upvalue: a non-function would raise "attempt to call").
-            lua::push_rawgeti(L, ctors, i64::from(mi) + 1);
-            return true;
-        }
-        find_message_ctor(L, ctors, keys, memo, mi, shape, key_id)
-    }
-}
-
-/// The memo's miss: the cache, or compile and cache.
-///
-/// # Safety
-/// As [`push_message_ctor`].
+/// with a key for each index in it. May raise out-of-memory (after Rust
+/// memory is dropped).
 #[cold]
 #[inline(never)]
-unsafe fn find_message_ctor(
+pub unsafe fn find_message_ctor(
     L: *mut lua_State,
     ctors: c_int,
     keys: c_int,

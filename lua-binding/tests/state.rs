@@ -181,7 +181,7 @@ end
 "#;
 
 // The same for the constructors of the general walk (LuaJIT:
-// `shape_ctor::push_message_ctor`): a Person of 94 bytes (above the root
+// `shape_ctor::find_message_ctor`): a Person of 94 bytes (above the root
 // fast path's 64) whose root and address each get one, cached in the
 // schema's constructor table (the key table's [-1], the key table being
 // `Msg:decode`'s upvalue 1). Where making one runs out of memory, that

@@ -223,3 +223,20 @@ T.test('message constructors: a hook decoding the same shape while its construct
     T.eq(ctors[0], 1, 'their count')
     T.eq(W:decode(bin), want, 'after')
 end)
+
+T.test('message constructors: nested messages of one type, shapes memoised inside the outer one', function()
+    -- A schema of its own, so that the first decode starts with no
+    -- constructor memoised: the inner Node memoises the shape the outer
+    -- one then has too, while the outer one's frame holds what it found at
+    -- its start.
+    local N = protolua.load_file(FIXTURES .. '/descriptors/alltypes3.fds'):message('protolua.test.Node')
+    local t = { value = 1, child = { value = 2, child = { value = 3, kids = { { value = 4 }, { value = 5 } } } } }
+    local bin = N:encode(t)
+    for _ = 1, 3 do T.eq(N:decode(bin), t) end
+    -- Shapes alternating between levels.
+    local u = { child = { value = 2, child = { child = { value = 4 }, value = 3 } }, value = 1 }
+    for _ = 1, 3 do
+        T.eq(N:decode(N:encode(u)), u)
+        T.eq(N:decode(bin), t)
+    end
+end)
