@@ -43,12 +43,6 @@ big = { name = string.rep('n', 300), age = 7, emails = {}, address = { street = 
         lucky_numbers = {} }
 for i = 1, 300 do big.emails[i] = 'user' .. i .. '@example.com'; big.lucky_numbers[i] = i * 7 end
 big_bytes = P:encode(big)
-function same(a, b)
-    if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
-    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
-    for k in pairs(b) do if a[k] == nil then return false end end
-    return true
-end
 -- One attempt under the current limit: each call either works or fails
 -- with a memory error (or, for decode, a protolua error that could not be
 -- formatted for lack of memory, which is also a memory error).
@@ -63,6 +57,16 @@ function check_working()
     assert(same(P:decode(big_bytes), big), 'decode after OOM')
     assert(P:encode(big) == big_bytes, 'encode after OOM')
     assert(P:encode({ name = 'x' }) == '\10\1x', 'small encode after OOM')
+end
+"#;
+
+/// `same(a, b)`, deep equality of decoded tables, for the OOM setups.
+const SAME_LUA: &str = r#"
+function same(a, b)
+    if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
+    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
 end
 "#;
 
@@ -83,6 +87,7 @@ fn assert_heaps_flat((lua0, rust0): (usize, isize), (lua1, rust1): (usize, isize
 /// or `None` where this Lua's allocator cannot be limited (said on stderr).
 fn oom_lua(setup: &str) -> Option<Lua> {
     let lua = new_lua();
+    lua.load(SAME_LUA).exec().unwrap();
     lua.load(setup).exec().unwrap();
     if lua.set_memory_limit(0).is_err() {
         eprintln!("memory limits are not available for this Lua (LuaJIT's allocator): OOM test skipped");
@@ -193,12 +198,6 @@ mid = { name = 'Alexey', age = 30, emails = { 'person.name.0001@mail.example.com
         address = { street = 'Lenina 12', city = 'Moscow', zip = '101000' }, lucky_numbers = { 0, 37, 74, 111 } }
 mid_bytes = protolua.load_file(fds):message('hello.Person'):encode(mid)
 function prepare() P = protolua.load_file(fds):message('hello.Person') end
-function same(a, b)
-    if type(a) ~= 'table' or type(b) ~= 'table' then return a == b end
-    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
-    for k in pairs(b) do if a[k] == nil then return false end end
-    return true
-end
 -- 0: a memory error; 1: decoded, not both constructors cached; 2: both.
 function attempt()
     local ok, e = pcall(P.decode, P, mid_bytes)
