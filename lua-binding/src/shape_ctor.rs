@@ -1,5 +1,7 @@
-//! Table constructors by shape (LuaJIT): the root fast path's table made by
-//! a small generated Lua function instead of C API stores.
+//! Table constructors by shape (LuaJIT): a decoded table made by a small
+//! generated Lua function instead of C API stores, for the root fast path
+//! and, since the ninth session, for every message of the general walk
+//! whose plan allows it (`DecodeCtx::message_by_ctor`).
 //!
 //! Why: through the C API each key of a new table costs a key push,
 //! `lua_rawset` and `lj_tab_newkey`, ~150 instructions in Tarantool's
@@ -26,6 +28,15 @@
 //! another cached shape is one `lua_rawgeti` and one `lua_type` (~40
 //! instructions); a miss allocates the source (Rust) and the function
 //! (Lua): ~39,000 instructions, once per shape and handle.
+//!
+//! The general walk's shapes ([`Shape`]: up to [`SHAPE_FIELDS`] field
+//! indices in first-occurrence order) are kept per schema: its constructor
+//! table (the key table's [`KEYS_CTORS`]) caches up to
+//! [`MAX_MESSAGE_SHAPES`] of them by a string id, and holds at `[mi + 1]`
+//! the constructor of message `mi`'s memoised shape (the memo is Rust
+//! side, in the schema), which the walk pushes when a message starts: a
+//! run of one shape costs that one `lua_rawgeti`; another shape goes
+//! through [`find_message_ctor`].
 
 use std::cell::Cell;
 use std::os::raw::c_int;
