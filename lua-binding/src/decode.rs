@@ -722,7 +722,7 @@ impl DecodeCtx<'_> {
         // SAFETY: slots: the constructor and at most `CTOR_FIELDS` (7)
         // values, above the at most 8 the entry points use, within the
         // LUA_MINSTACK (20) a C function starts with (the stack argument
-        // of `root_fast`); a miss takes 3 of those first. The upvalues are
+        // of `root_fast`); a miss takes 4 of those first. The upvalues are
         // `Msg:decode`'s (`root_up`), key upvalues strings for every number
         // read (plain fields). `lua_call` runs our generated constructor,
         // which only builds a table: it may raise out-of-memory, like

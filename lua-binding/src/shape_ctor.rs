@@ -81,7 +81,7 @@ pub fn shape_of(numbers: impl Iterator<Item = u8>) -> Option<c_int> {
 /// number `num`'s key string (used on a miss only).
 ///
 /// # Safety
-/// `L` valid with 3 free slots; `cache` a table index (absolute or
+/// `L` valid with 4 free slots; `cache` a table index (absolute or
 /// upvalue); `shape` from [`shape_of`]; `key_of` gives a string index for
 /// each number in it. May raise out-of-memory on a miss (after Rust memory
 /// is dropped).
@@ -104,9 +104,8 @@ pub unsafe fn push_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: i
 #[cold]
 #[inline(never)]
 unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl Fn(u8) -> c_int) -> bool {
-    // SAFETY: caller's contract. `src` (Rust memory) lives only across
-    // `luaL_loadbuffer`, which runs protected and reports errors by
-    // status; the calls that may raise come after it is dropped.
+    // SAFETY: caller's contract; the shape key at `k`, the constructor
+    // above it (`compile_and_cache`), then in its place.
     unsafe {
         if cached(L, cache) >= MAX_SHAPES {
             return false;
@@ -120,25 +119,66 @@ unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl 
             n += 1;
         }
         numbers[..n].reverse();
+        ffi::lua_pushinteger(L, ffi::lua_Integer::from(shape));
+        let k = ffi::lua_gettop(L);
+        if !compile_and_cache(L, cache, k, MAX_SHAPES, n, |i| lua::string_bytes(L, key_of(numbers[i]))) {
+            ffi::lua_settop(L, k - 1);
+            return false;
+        }
+        ffi::lua_replace(L, k);
+        true
+    }
+}
+
+/// Compile the constructor of `n` fields, argument `i + 1` the value under
+/// key `key(i)` ([`ctor_source`]), turn the JIT off for it and cache it in
+/// `cache` under the key at stack index `k`, counting it in `[0]` (at most
+/// `max`), and leave it on top. The chunk runs Lua code, so a debug hook in
+/// it may have decoded meanwhile: if that cached a constructor under the
+/// same key, that one is left on top (counted once); the count is read
+/// again either way, so the cap holds. `false`, with the stack as it was,
+/// when compiling fails or the cache is full.
+///
+/// # Safety
+/// `L` valid with 3 free slots; `cache` a table index, `k` a slot; `key(i)`
+/// borrows strings anchored on the stack or in a table. `src` (Rust
+/// memory) lives only across `luaL_loadbuffer`, which runs protected and
+/// reports errors by status; the calls that may raise (out of memory)
+/// come after it is dropped.
+unsafe fn compile_and_cache<'k>(
+    L: *mut lua_State,
+    cache: c_int,
+    k: c_int,
+    max: i64,
+    n: usize,
+    key: impl Fn(usize) -> &'k [u8],
+) -> bool {
+    // SAFETY: caller's contract; raw reads and writes only.
+    unsafe {
+        let top = ffi::lua_gettop(L);
         let status = {
-            let src = ctor_source(n, |i| lua::string_bytes(L, key_of(numbers[i])));
+            let src = ctor_source(n, key);
             ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=protolua.ctor".as_ptr())
         };
         if status != 0 || ffi::lua_pcall(L, 0, 1, 0) != 0 || ffi::lua_type(L, -1) != ffi::LUA_TFUNCTION {
-            ffi::lua_pop(L, 1);
+            ffi::lua_settop(L, top);
             return false;
         }
         luaJIT_setmode(L, -1, JIT_OFF_FOR_FUNC);
-        // The count again: the chunk ran Lua code (a debug hook in it may
-        // have decoded with this handle and cached shapes of its own), so
-        // the one read above may be stale and the cap would leak.
+        ffi::lua_pushvalue(L, k);
+        if lua::rawget(L, cache) == ffi::LUA_TFUNCTION {
+            ffi::lua_replace(L, -2);
+            return true;
+        }
+        ffi::lua_pop(L, 1);
         let count = cached(L, cache);
-        if count >= MAX_SHAPES {
-            ffi::lua_pop(L, 1);
+        if count >= max {
+            ffi::lua_settop(L, top);
             return false;
         }
-        ffi::lua_pushvalue(L, -1);
-        lua::rawseti(L, cache, i64::from(shape));
+        ffi::lua_pushvalue(L, k);
+        ffi::lua_pushvalue(L, -2);
+        ffi::lua_rawset(L, cache);
         ffi::lua_pushinteger(L, (count + 1) as ffi::lua_Integer);
         lua::rawseti(L, cache, 0);
         true
@@ -212,9 +252,7 @@ pub unsafe fn find_message_ctor(
     id[..4].copy_from_slice(&mi.to_le_bytes());
     id[4..5 + n].copy_from_slice(&shape[..=n]);
     // SAFETY: caller's contract. Slots: the id at `k`, then the `n` key
-    // strings and the chunk's function above it. `src` (Rust memory) lives
-    // only across `luaL_loadbuffer`, which runs protected and reports errors
-    // by status; the calls that may raise come after it is dropped.
+    // strings, then the constructor (`compile_and_cache`), which ends at `k`.
     unsafe {
         lua::push_bytes(L, &id[..5 + n]);
         let k = ffi::lua_gettop(L);
@@ -228,39 +266,14 @@ pub unsafe fn find_message_ctor(
             for &fi in &shape[1..=n] {
                 lua::push_rawgeti(L, keys, key_id(fi));
             }
-            let status = {
-                let src = ctor_source(n, |i| lua::string_bytes(L, k + 1 + i as c_int));
-                ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=protolua.ctor".as_ptr())
-            };
-            if status != 0 || ffi::lua_pcall(L, 0, 1, 0) != 0 || ffi::lua_type(L, -1) != ffi::LUA_TFUNCTION {
+            if !compile_and_cache(L, ctors, k, MAX_MESSAGE_SHAPES, n, |i| lua::string_bytes(L, k + 1 + i as c_int)) {
                 ffi::lua_settop(L, k - 1);
                 return false;
             }
-            luaJIT_setmode(L, -1, JIT_OFF_FOR_FUNC);
-            ffi::lua_replace(L, k + 1);
-            ffi::lua_settop(L, k + 1);
-            // The chunk ran Lua code (see `make_ctor`): a debug hook in it
-            // may have decoded meanwhile, caching this very shape (then
-            // that one serves, counted once) or others (the count again).
-            ffi::lua_pushvalue(L, k);
-            if lua::rawget(L, ctors) == ffi::LUA_TFUNCTION {
-                ffi::lua_replace(L, k + 1);
-            } else {
-                ffi::lua_pop(L, 1);
-                let count = cached(L, ctors);
-                if count >= MAX_MESSAGE_SHAPES {
-                    ffi::lua_settop(L, k - 1);
-                    return false;
-                }
-                ffi::lua_pushvalue(L, k);
-                ffi::lua_pushvalue(L, k + 1);
-                ffi::lua_rawset(L, ctors);
-                ffi::lua_pushinteger(L, (count + 1) as ffi::lua_Integer);
-                lua::rawseti(L, ctors, 0);
-            }
         }
-        // The id at `k`, the constructor on top: memoise it.
-        ffi::lua_remove(L, k);
+        // The constructor on top: in the id's place, and memoised.
+        ffi::lua_replace(L, k);
+        ffi::lua_settop(L, k);
         ffi::lua_pushvalue(L, -1);
         lua::rawseti(L, ctors, i64::from(mi) + 1);
         memo.set(*shape);

@@ -324,3 +324,35 @@ T.test('root fast path: shape constructors with odd key bytes, required fields, 
     for k in pairs(cache) do if k ~= 0 then entries = entries + 1 end end
     T.eq(entries <= 64, true, 'cache entries ' .. entries)
 end)
+
+T.test('root fast path: a hook decoding the same shape while its constructor compiles', function()
+    if not T.is_luajit then return end
+    -- A handle of its own: its constructor cache starts empty.
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local bin = str(1, 'Alexey') .. vint(2, 30)
+    local busy, inner = false, 0
+    debug.sethook(function()
+        local i = debug.getinfo(2, 'S')
+        if not busy and i and i.source == '=protolua.ctor' and i.what == 'main' then
+            busy = true
+            inner = inner + 1
+            T.eq(P:decode(bin), { name = 'Alexey', age = 30 }, 'inside the hook')
+            busy = false
+        end
+    end, '', 1)
+    local t = P:decode(bin)
+    debug.sethook()
+    T.eq(t, { name = 'Alexey', age = 30 })
+    T.eq(inner > 0, true, 'the hook decoded')
+    -- One constructor cached for the one shape, and counted once.
+    local cache
+    for u = 1, 40 do
+        local n, v = debug.getupvalue(P.decode, u)
+        if n == nil then break end
+        if type(v) == 'table' and v[0] then cache = v end
+    end
+    local entries = 0
+    for k in pairs(cache) do if k ~= 0 then entries = entries + 1 end end
+    T.eq(entries, 1, 'cached constructors')
+    T.eq(cache[0], 1, 'their count')
+end)
