@@ -502,9 +502,10 @@ impl DecodeCtx<'_> {
     pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecError> {
         // SAFETY: forwarded contract; the helper table holds both
         // metatables; the four slots taken before the general walk (the
-        // key table, the metatables, the constructor table) are within the `LUA_MINSTACK` (20) a C
-        // function starts with (the entry points use at most 8). `keys` is
-        // a positive index or an upvalue pseudo-index (negative).
+        // key table, the metatables, the constructor table) are within the
+        // `LUA_MINSTACK` (20) a C function starts with (the entry points
+        // use at most 8). `keys` is a positive index or an upvalue
+        // pseudo-index (negative).
         let res = unsafe {
             match self.root_fast(msg) {
                 Some(res) => res,
