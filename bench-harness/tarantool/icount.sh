@@ -10,7 +10,8 @@
 # $CARGO_TARGET_DIR/release/libprotolua.so, to copy as protolua.so). No DIR:
 # the rock in ./.rocks. Per cell: (instr with N decodes - instr with 0) / N,
 # N from the cell's size; GC steps make small N read low, so compare
-# columns of one run. ~10 min.
+# columns of one run. ~10 min; ICOUNT_CELLS="bench:mid person:100B" runs
+# only the cells named.
 #
 # ICOUNT_FLOORS=<dir> (`just icount-tarantool-floor`): <dir> holds the
 # bench-only protolua_floors.so (floors.sh); a floor column is added after
@@ -25,6 +26,15 @@ mkdir -p "$WORK"
 cells=("person 10B 20000" "person 100B 5000" "person 1KB 2000" "person 10KB 200" "person 100KB 20"
     "bench min 20000" "bench mid 500")
 FLOORS="${ICOUNT_FLOORS:+$(realpath "$ICOUNT_FLOORS")}"
+# ICOUNT_CELLS="bench:mid person:100B": only those cells.
+if [ -n "${ICOUNT_CELLS:-}" ]; then
+    keep=()
+    for c in "${cells[@]}"; do
+        read -r which label _ <<<"$c"
+        [[ " $ICOUNT_CELLS " == *" $which:$label "* ]] && keep+=("$c")
+    done
+    cells=("${keep[@]}")
+fi
 count() { # tag so-dir-or-empty codec which label n
     local tag=$1 so=$2 codec=$3 which=$4 label=$5 n=$6 k z
     for i in 0 "$n"; do
