@@ -867,6 +867,17 @@ impl DecodeCtx<'_> {
                         {
                             return Ok(self.ctor_bail(plan, base, &shape[1..=n], at, r));
                         }
+                        if !packed && seen & bit == 0 && tag.raw() < 0x80 && f.kind.is_plain_varint() {
+                            // A new array of varints: read, then made at
+                            // its size, without a counting pass.
+                            let last = self.fresh_varint_run(mi, fi, f, r, depth, tag)?;
+                            seen |= bit;
+                            arg_of.get_unchecked_mut(fi).write(n as u8);
+                            count.get_unchecked_mut(n).write(last as u32);
+                            *shape.get_unchecked_mut(1 + n) = fi as u8;
+                            n += 1;
+                            continue;
+                        }
                         let run = if packed {
                             let run =
                                 r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
@@ -1065,6 +1076,92 @@ impl DecodeCtx<'_> {
             }
         }
         Ok(n)
+    }
+
+    /// A new array for the unpacked varint field `f` (not an enum), its
+    /// first tag (`tag`, one byte) read: the run's values are read into a
+    /// buffer first, so the array is made at its size without
+    /// [`count_run`]'s pass over the run (up to `RUN_BUFFER` values; the
+    /// rest of a longer run is counted), then pushed and stored. A bad
+    /// varint is left to [`Self::unpacked_run`], which reports it. Pushes
+    /// the array and returns its last index.
+    ///
+    /// # Safety
+    /// As [`Self::unpacked_run`], the array's slot free.
+    #[cfg(feature = "luajit")]
+    #[inline(never)]
+    unsafe fn fresh_varint_run(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        depth: u32,
+        tag: Tag,
+    ) -> Res<i64> {
+        const RUN_BUFFER: usize = 64;
+        let L = self.L;
+        let next = tag.raw() as u8;
+        let mut buf = [0u64; RUN_BUFFER];
+        let mut k = 0;
+        let mut rest = r.rest();
+        // `more`: `rest` is at a value whose tag was read but which is not
+        // in `buf` (a bad varint, or past the buffer).
+        let more = loop {
+            let (v, tail) = match *rest {
+                [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
+                [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),
+                [b0, b1, b2, ref tail @ ..] if b2 < 0x80 => {
+                    (u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14, tail)
+                }
+                _ => {
+                    let mut long = Reader::new(rest);
+                    let Ok(v) = varint_general(&mut long) else { break true };
+                    (v, long.rest())
+                }
+            };
+            // SAFETY: `k < RUN_BUFFER` (checked below before the next).
+            unsafe { *buf.get_unchecked_mut(k) = v };
+            k += 1;
+            match *tail {
+                [t, ref after @ ..] if t == next => {
+                    rest = after;
+                    if k == RUN_BUFFER {
+                        break true;
+                    }
+                }
+                _ => {
+                    rest = tail;
+                    break false;
+                }
+            }
+        };
+        let _ = r.advance(r.remaining() - rest.len());
+        let presize = if !more {
+            k
+        } else if k == RUN_BUFFER {
+            k + count_run(r, tag)
+        } else {
+            k + 1
+        };
+        // SAFETY: caller's contract: the array's slot, then one for each
+        // value, popped by its rawseti.
+        unsafe {
+            ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
+            if self.seq_mt != 0 {
+                self.set_mt(-1, self.seq_mt);
+            }
+            let slot = ffi::lua_gettop(L);
+            let push = |v: u64| match f.kind {
+                Kind::Int32 => self.push_varint_as(Kind::Int32, f, v),
+                _ => self.push_varint(f, v),
+            };
+            for (i, &v) in buf[..k].iter().enumerate() {
+                push(v);
+                lua::rawseti(L, slot, i as i64 + 1);
+            }
+            if more { self.unpacked_run(mi, fi, f, r, depth, tag, slot, k as i64, false) } else { Ok(k as i64) }
+        }
     }
 
     #[inline(always)]

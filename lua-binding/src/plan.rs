@@ -70,6 +70,15 @@ impl Kind {
         !matches!(self, Kind::String | Kind::Bytes | Kind::Message | Kind::Group)
     }
 
+    /// Whether the kind is a varint whose every value is valid (not an
+    /// enum, whose closed form rejects values).
+    pub const fn is_plain_varint(self) -> bool {
+        matches!(
+            self,
+            Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 | Kind::SInt32 | Kind::SInt64 | Kind::Bool
+        )
+    }
+
     /// Whether the kind is a 64-bit integer (needs the int64 representation).
     pub const fn is_64bit_integer(self) -> bool {
         matches!(self, Kind::Int64 | Kind::UInt64 | Kind::Fixed64 | Kind::SFixed64 | Kind::SInt64)

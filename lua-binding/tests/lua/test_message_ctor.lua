@@ -240,3 +240,41 @@ T.test('message constructors: nested messages of one type, shapes memoised insid
         T.eq(N:decode(bin), t)
     end
 end)
+
+T.test('message constructors: a new array of unpacked varints read before it is made', function()
+    -- BenchPayload.values (int32, unpacked): LuaJIT reads a new array's run
+    -- into a buffer of 64 values before making it (fresh_varint_run in
+    -- src/decode.rs); the rest of a longer run is counted, then stored.
+    local B = T.schema('proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local base = vint(1, 5) .. str(2, LONG)
+    local MINUS_ONE = '\255\255\255\255\255\255\255\255\255\1'
+    local function run(n)
+        local bin, want = {}, {}
+        for i = 1, n do
+            -- 1-, 2-, 3-, 4-byte and 10-byte (negative) varints in turn.
+            local v = ({ 7, 300, 70000, 3000000, -1 })[i % 5 + 1]
+            bin[i] = tag(13, 0) .. (v == -1 and MINUS_ONE or varint(v))
+            want[i] = v
+        end
+        return table.concat(bin), want
+    end
+    for _, n in ipairs({ 1, 2, 5, 63, 64, 65, 66, 130, 1000 }) do
+        local bin, want = run(n)
+        for _ = 1, 2 do
+            T.eq(B:decode(base .. bin), { id = 5, name = LONG, values = want }, n .. ' values')
+        end
+    end
+    -- A run broken by another field and taken up again: one array.
+    local a, wa = run(3)
+    local b, wb = run(70)
+    for i = 1, #wb do wa[#wa + 1] = wb[i] end
+    T.eq(B:decode(base .. a .. vint(3, 9) .. b), { id = 5, name = LONG, timestamp = 9, values = wa })
+    -- A bad varint at element k: the error names that element.
+    for _, k in ipairs({ 1, 2, 64, 65, 66 }) do
+        local good = run(k - 1)
+        local e = T.raises('field values[' .. k .. ']', B.decode, B, base .. good .. tag(13, 0) .. '\255\255')
+        T.eq(e:find('proto2_basic.BenchPayload', 1, true) ~= nil, true, e)
+    end
+    -- The state works after the errors.
+    T.eq(B:decode(base .. run(2)), { id = 5, name = LONG, values = { 300, 70000 } })
+end)
