@@ -1102,7 +1102,8 @@ impl DecodeCtx<'_> {
         const RUN_BUFFER: usize = 64;
         let L = self.L;
         let next = tag.raw() as u8;
-        let mut buf = [0u64; RUN_BUFFER];
+        // Not zeroed (32 stores on aarch64): `buf[..k]` is written before read.
+        let mut buf = [MaybeUninit::<u64>::uninit(); RUN_BUFFER];
         let mut k = 0;
         let mut rest = r.rest();
         // `more`: `rest` is at a value whose tag was read but which is not
@@ -1121,7 +1122,7 @@ impl DecodeCtx<'_> {
                 }
             };
             // SAFETY: `k < RUN_BUFFER` (checked below before the next).
-            unsafe { *buf.get_unchecked_mut(k) = v };
+            unsafe { buf.get_unchecked_mut(k).write(v) };
             k += 1;
             match *tail {
                 [t, ref after @ ..] if t == next => {
@@ -1156,8 +1157,9 @@ impl DecodeCtx<'_> {
                 Kind::Int32 => self.push_varint_as(Kind::Int32, f, v),
                 _ => self.push_varint(f, v),
             };
-            for (i, &v) in buf[..k].iter().enumerate() {
-                push(v);
+            for (i, v) in buf[..k].iter().enumerate() {
+                // SAFETY: the loop above wrote `buf[..k]`.
+                push(v.assume_init());
                 lua::rawseti(L, slot, i as i64 + 1);
             }
             if more { self.unpacked_run(mi, fi, f, r, depth, tag, slot, k as i64, false) } else { Ok(k as i64) }
