@@ -396,6 +396,26 @@ impl Containers {
     }
 }
 
+/// The varint at the start of `b` and the bytes after it, `None` when it
+/// is bad or cut: 1- to 3-byte values (below 2^21) inline, longer ones
+/// through `varint_general`. For the loops that keep their position in a
+/// slice ([`DecodeCtx::leaf_varints`], `DecodeCtx::fresh_varint_run`).
+#[inline(always)]
+fn slice_varint(b: &[u8]) -> Option<(u64, &[u8])> {
+    Some(match *b {
+        [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
+        [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),
+        [b0, b1, b2, ref tail @ ..] if b2 < 0x80 => {
+            (u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14, tail)
+        }
+        _ => {
+            let mut long = Reader::new(b);
+            let v = varint_general(&mut long).ok()?;
+            (v, long.rest())
+        }
+    })
+}
+
 /// Elements an unpacked repeated field's array will get from the run of
 /// `tag` starting here (`r` is at the first value): the first value and
 /// every value right after it under the same tag, counted from tags and
@@ -1109,18 +1129,7 @@ impl DecodeCtx<'_> {
         // `more`: `rest` is at a value whose tag was read but which is not
         // in `buf` (a bad varint, or past the buffer).
         let more = loop {
-            let (v, tail) = match *rest {
-                [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
-                [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),
-                [b0, b1, b2, ref tail @ ..] if b2 < 0x80 => {
-                    (u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14, tail)
-                }
-                _ => {
-                    let mut long = Reader::new(rest);
-                    let Ok(v) = varint_general(&mut long) else { break true };
-                    (v, long.rest())
-                }
-            };
+            let Some((v, tail)) = slice_varint(rest) else { break true };
             // SAFETY: `k < RUN_BUFFER` (checked below before the next).
             unsafe { buf.get_unchecked_mut(k).write(v) };
             k += 1;
@@ -2454,19 +2463,7 @@ impl DecodeCtx<'_> {
         while let [t, ref tail @ ..] = *rest
             && t == next
         {
-            let (v, tail) = match *tail {
-                [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
-                [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),
-                // Three bytes (values below 2^21) also without the call.
-                [b0, b1, b2, ref tail @ ..] if b2 < 0x80 => {
-                    (u64::from(b0 & 0x7f) | u64::from(b1 & 0x7f) << 7 | u64::from(b2) << 14, tail)
-                }
-                _ => {
-                    let mut long = Reader::new(tail);
-                    let Ok(v) = varint_general(&mut long) else { break };
-                    (v, long.rest())
-                }
-            };
+            let Some((v, tail)) = slice_varint(tail) else { break };
             n += 1;
             push(v);
             // SAFETY: caller's contract; rawseti pops the value pushed.
