@@ -7,7 +7,8 @@
 -- timed on the same tables as a reference) and CELLS (a comma-separated
 -- list such as "Person/10B,BenchPayload/min": only those cells run) and
 -- STRICT (encode rows also time the strict-key floors, walk and count:
--- see bench-harness/src/floor.rs).
+-- see bench-harness/src/floor.rs). With floors, decode rows also time the
+-- constructor floor (ctor_ratio, and ctor_msgpack_ratio with msgpack).
 -- Returns an array of rows.
 local M = dofile(FIXTURES .. '/matrix.lua')
 
@@ -122,10 +123,12 @@ for _, c in ipairs(cells) do
         #bytes, c.size))
     local enc, dec = c.msg.encode, c.msg.decode
     local decoded = dec(c.msg, bytes)
-    local dec_floor, enc_floor, walk_floor, count_floor
+    local dec_floor, enc_floor, walk_floor, count_floor, ctor_floor
     if protolua_floors then
-        dec_floor, enc_floor, walk_floor, count_floor = protolua_floors(decoded)
+        dec_floor, enc_floor, walk_floor, count_floor, ctor_floor = protolua_floors(decoded)
         assert(same(dec_floor(nil, bytes), decoded), c.schema .. ' ' .. c.label .. ': decode floor builds another table')
+        assert(same(ctor_floor(nil, bytes), decoded),
+            c.schema .. ' ' .. c.label .. ': constructor floor builds another table')
     end
     -- Tarantool's msgpack on the same Lua tables: a schema-less C codec.
     local mp_enc, mp_dec, mp_bytes
@@ -142,6 +145,10 @@ for _, c in ipairs(cells) do
         end
         rate(op, arg, c.msg, 0.1) -- warm-up (JIT, caches, buffer growth)
         if fop then rate(fop, arg, nil, 0.1) end
+        -- Decode rows also time the constructor floor (floor.rs): the
+        -- cheapest table building known on LuaJIT.
+        local cop = dir == 'decode' and ctor_floor or nil
+        if cop then rate(cop, arg, nil, 0.1) end
         if mop then rate(mop, marg, nil, 0.1) end
         -- A B A B ...: each repetition times protolua, then the floor
         -- and/or msgpack, for the same budget.
@@ -151,6 +158,7 @@ for _, c in ipairs(cells) do
             rate(count_floor, arg, nil, 0.1)
         end
         local rs, ratios, mp_ratios, floor_mp_ratios = {}, {}, {}, {}
+        local ctor_ratios, ctor_mp_ratios = {}, {}
         local walk_ratios, count_ratios, strict_ratios = {}, {}, {}
         for i = 1, REPS do
             rs[i] = rate(op, arg, c.msg, BUDGET)
@@ -159,12 +167,15 @@ for _, c in ipairs(cells) do
                 f = rate(fop, arg, nil, BUDGET)
                 ratios[i] = f / rs[i]
             end
+            local cf = cop and rate(cop, arg, nil, BUDGET)
+            if cf then ctor_ratios[i] = cf / rs[i] end
             if mop then
                 local m = rate(mop, marg, nil, BUDGET)
                 mp_ratios[i] = rs[i] / m
                 -- The floor against msgpack: the best a codec building
                 -- these tables can reach relative to msgpack.
                 if f then floor_mp_ratios[i] = f / m end
+                if cf then ctor_mp_ratios[i] = cf / m end
             end
             if strict then
                 -- Each strict floor against the floor of this repetition;
@@ -186,6 +197,16 @@ for _, c in ipairs(cells) do
             row.floor_ratio = median(ratios)
             row.floor_ratio_spread = (ratios[#ratios] - ratios[1]) / row.floor_ratio
             row.floor_lua_bytes = allocs(fop, vargs, nil)
+        end
+        if cop then
+            row.ctor_ratio = median(ctor_ratios)
+            row.ctor_ratio_spread = (ctor_ratios[#ctor_ratios] - ctor_ratios[1]) / row.ctor_ratio
+            row.ctor_lua_bytes = allocs(cop, vargs, nil)
+            if mop then
+                row.ctor_msgpack_ratio = median(ctor_mp_ratios)
+                row.ctor_msgpack_ratio_spread = (ctor_mp_ratios[#ctor_mp_ratios] - ctor_mp_ratios[1])
+                    / row.ctor_msgpack_ratio
+            end
         end
         if strict then
             row.walk_floor_ratio = median(walk_ratios)

@@ -165,6 +165,7 @@ fn main() -> mlua::Result<()> {
     let rows: Table = lua.load(include_str!("../lua/matrix.lua")).set_name("@matrix.lua").eval()?;
     let mut table = String::new();
     let mut strict = String::new();
+    let mut ctor = String::new();
     let mut json = String::from("[\n");
     writeln!(
         table,
@@ -206,6 +207,22 @@ fn main() -> mlua::Result<()> {
             )
             .unwrap();
         }
+        // Decode rows: the constructor floor too (see `floor`).
+        let mut ctor_json = String::new();
+        if let Ok(ctor_ratio) = row.get::<f64>("ctor_ratio") {
+            let ctor_spread: f64 = row.get("ctor_ratio_spread")?;
+            let ctor_lua: f64 = row.get("ctor_lua_bytes")?;
+            writeln!(
+                ctor,
+                "| {schema} | {label} | {ratio:.2} | {ctor_ratio:.2} | {:.1} % | {lua_bytes:.0} | {ctor_lua:.0} |",
+                ctor_spread * 100.0
+            )
+            .unwrap();
+            ctor_json = format!(
+                ", \"ctor_ratio\": {ctor_ratio:.4}, \"ctor_ratio_spread\": {ctor_spread:.4}, \
+                 \"ctor_lua_bytes_per_op\": {ctor_lua:.1}"
+            );
+        }
         if i > 0 {
             json.push_str(",\n");
         }
@@ -215,7 +232,7 @@ fn main() -> mlua::Result<()> {
              \"msgs_per_s\": {msgs:.1}, \"mb_per_s\": {mbs:.3}, \"spread\": {spread:.4}, \
              \"floor_ratio\": {ratio:.4}, \"floor_ratio_spread\": {ratio_spread:.4}, \
              \"lua_bytes_per_op\": {lua_bytes:.1}, \"floor_lua_bytes_per_op\": {floor_lua:.1}, \
-             \"rust_allocs_per_op\": {rust_allocs:.3}, \"rust_bytes_per_op\": {rust_bytes:.1}}}"
+             \"rust_allocs_per_op\": {rust_allocs:.3}, \"rust_bytes_per_op\": {rust_bytes:.1}{ctor_json}}}"
         )
         .unwrap();
     }
@@ -236,6 +253,17 @@ fn main() -> mlua::Result<()> {
         );
         println!("|---|---|---:|---:|---:|---:|---:|---:|");
         print!("{strict}");
+    }
+    if !ctor.is_empty() {
+        println!(
+            "\nDecode against the constructor floor (floor.rs; medians over the same repetitions): \
+             time / constructor floor = constructor floor msgs/s / protolua msgs/s.\n"
+        );
+        println!(
+            "| message | size | time / floor | time / constructor floor | its spread | Lua B/op | constructor floor Lua B/op |"
+        );
+        println!("|---|---|---:|---:|---:|---:|---:|");
+        print!("{ctor}");
     }
     let out = root.join("results");
     std::fs::create_dir_all(&out).expect("results folder");

@@ -55,15 +55,24 @@ else
     print('|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|')
 end
 local json = {}
+local ctor_rows = {}
 for _, r in ipairs(rows) do
     local floor_json = ''
+    if r.ctor_ratio then
+        ctor_rows[#ctor_rows + 1] = string.format('| %s | %s | %.2f | %.2f | %.1f %% | %.2f | %.2f | %.1f %% | %.0f | %.0f |',
+            r.schema, r.label, r.msgpack_ratio, r.floor_msgpack_ratio, r.floor_msgpack_ratio_spread * 100,
+            r.ctor_msgpack_ratio, r.ctor_ratio, r.ctor_ratio_spread * 100, r.lua_bytes, r.ctor_lua_bytes)
+        floor_json = string.format(', "ctor_msgpack_ratio": %.4f, "ctor_msgpack_ratio_spread": %.4f, '
+            .. '"ctor_ratio": %.4f, "ctor_ratio_spread": %.4f, "ctor_lua_bytes_per_op": %.1f',
+            r.ctor_msgpack_ratio, r.ctor_msgpack_ratio_spread, r.ctor_ratio, r.ctor_ratio_spread, r.ctor_lua_bytes)
+    end
     if protolua_floors then
         print(string.format('| %s | %s | %d | %s | %.0f | %.1f | %.1f %% | %.2f | %.1f %% | %.2f | %.1f %% '
             .. '| %.2f | %.1f %% | %.0f | %.0f | %.0f |',
             r.schema, r.label, r.size, r.dir, r.msgs, r.mbs, r.spread * 100, r.msgpack_ratio,
             r.msgpack_ratio_spread * 100, r.floor_msgpack_ratio, r.floor_msgpack_ratio_spread * 100,
             r.floor_ratio, r.floor_ratio_spread * 100, r.lua_bytes, r.floor_lua_bytes, r.msgpack_lua_bytes))
-        floor_json = string.format(', "floor_msgpack_ratio": %.4f, "floor_msgpack_ratio_spread": %.4f, '
+        floor_json = floor_json .. string.format(', "floor_msgpack_ratio": %.4f, "floor_msgpack_ratio_spread": %.4f, '
             .. '"floor_ratio": %.4f, "floor_ratio_spread": %.4f, "floor_lua_bytes_per_op": %.1f',
             r.floor_msgpack_ratio, r.floor_msgpack_ratio_spread, r.floor_ratio, r.floor_ratio_spread,
             r.floor_lua_bytes)
@@ -77,6 +86,14 @@ for _, r in ipairs(rows) do
         .. '"msgpack_ratio_spread": %.4f, "lua_bytes_per_op": %.1f, "msgpack_lua_bytes_per_op": %.1f%s}',
         r.schema, r.label, r.size, r.dir, r.msgs, r.mbs, r.spread, r.msgpack_ratio, r.msgpack_ratio_spread,
         r.lua_bytes, r.msgpack_lua_bytes, floor_json)
+end
+if #ctor_rows > 0 then
+    print('\nDecode against the constructor floor (bench-harness/src/floor.rs), same repetitions: '
+        .. 'ctor floor/msgpack = its msgs/s / msgpack msgs/s, time/ctor floor = its msgs/s / protolua msgs/s\n')
+    print('| message | size | vs msgpack | floor/msgpack | its spread | ctor floor/msgpack | time/ctor floor '
+        .. '| its spread | Lua B/op | ctor floor Lua B/op |')
+    print('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+    print(table.concat(ctor_rows, '\n'))
 end
 local path = root .. '/bench-harness/results/' .. (CELLS and 'cells' or 'matrix') .. '-tarantool'
     .. (protolua_floors and '-floor' or '') .. '.json'
