@@ -14,16 +14,7 @@ local root, dir_a, dir_b = arg[1], arg[2], arg[3]
 assert(root and dir_a and dir_b, 'usage: ab.lua <repo root> <dir A> <dir B> [decode|encode] [slices] [cells]')
 local op = arg[4] or 'decode'
 local slices = tonumber(arg[5]) or 11
-local in_tarantool = rawget(_G, 'box') ~= nil or pcall(require, 'tarantool')
-local now
-if in_tarantool then
-    now = require('clock').thread
-else
-    local ffi = require('ffi')
-    ffi.cdef('typedef struct { long s; long ns; } pl_ab_ts; int clock_gettime(int, pl_ab_ts *);')
-    local ts = ffi.new('pl_ab_ts')
-    now = function() ffi.C.clock_gettime(3, ts) return tonumber(ts.s) + tonumber(ts.ns) * 1e-9 end
-end
+local now, in_tarantool = dofile(root .. '/bench-harness/lua/clock.lua')
 local M = dofile(root .. '/fixtures/matrix.lua')
 local opts = in_tarantool and { serialize = true } or nil
 

@@ -20,17 +20,8 @@ package.cpath = assert(os.getenv('PROTOLUA_FLOORS'), 'set PROTOLUA_FLOORS') .. '
     .. '/.rocks/lib/tarantool/?.so;' .. package.cpath
 local protolua = require('protolua')
 local floors = require('protolua_floors')
-local in_tarantool = rawget(_G, 'box') ~= nil or package.loaded['tarantool'] ~= nil or pcall(require, 'tarantool')
+local now, in_tarantool = dofile(root .. '/bench-harness/lua/clock.lua')
 local msgpack = in_tarantool and require('msgpack') or nil
-local now
-if in_tarantool then
-    now = require('clock').thread
-else
-    local ffi = require('ffi')
-    ffi.cdef('typedef struct { long s; long ns; } pl_ts; int clock_gettime(int, pl_ts *);')
-    local ts = ffi.new('pl_ts')
-    now = function() ffi.C.clock_gettime(3, ts) return tonumber(ts.s) + tonumber(ts.ns) * 1e-9 end
-end
 local FIX = root .. '/fixtures'
 local M = dofile(FIX .. '/matrix.lua')
 local opts = in_tarantool and { serialize = true } or nil
