@@ -569,7 +569,7 @@ impl DecodeCtx<'_> {
                     // The constructor table, when the options leave no
                     // work after a message's fields but the required check.
                     #[cfg(feature = "luajit")]
-                    if self.opts.defaults == DefaultsMode::None && !self.opts.empty {
+                    if self.opts.defaults == DefaultsMode::None && !self.opts.empty && self.opts.constructors {
                         if lua::rawgeti(L, self.keys, crate::shape_ctor::KEYS_CTORS) == ffi::LUA_TTABLE {
                             self.ctors = ffi::lua_gettop(L);
                         } else {
@@ -660,7 +660,7 @@ impl DecodeCtx<'_> {
         }
         // LuaJIT: the table from the shape's constructor, when there is one.
         #[cfg(feature = "luajit")]
-        if self.root_up {
+        if self.root_up && self.opts.constructors {
             // SAFETY: `vals[..n]` were written above.
             let read = unsafe { &*(&vals[..n] as *const [MaybeUninit<Pending>] as *const [Pending]) };
             // SAFETY: forwarded contract.

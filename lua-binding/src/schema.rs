@@ -83,6 +83,10 @@ pub struct LoadOptions {
     /// Give decoded messages, maps and repeated fields Tarantool's
     /// serializer metatables (`serialize`; default on inside Tarantool).
     pub serialize: bool,
+    /// Build decoded message tables with generated Lua constructors where
+    /// a shape allows (`constructors`; LuaJIT only, see `shape_ctor`);
+    /// off, every table is built through the C API. Same result.
+    pub constructors: bool,
 }
 
 /// Option `defaults = 'none'|'values'|'metatable'`.
@@ -112,6 +116,7 @@ impl Default for LoadOptions {
             empty: false,
             defaults: DefaultsMode::None,
             serialize: false,
+            constructors: true,
         }
     }
 }
@@ -223,6 +228,7 @@ pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, wha
                 o.utf8 = read_bool(L, idx, "utf8", o.utf8, what);
                 o.empty = read_bool(L, idx, "empty", o.empty, what);
                 o.serialize = read_bool(L, idx, "serialize", o.serialize, what);
+                o.constructors = read_bool(L, idx, "constructors", o.constructors, what);
                 if let Some(i) = read_choice(L, idx, "unknown", &["keep", "drop"], what) {
                     o.keep_unknown = i == 0;
                 }

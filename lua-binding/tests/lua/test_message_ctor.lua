@@ -278,3 +278,79 @@ T.test('message constructors: a new array of unpacked varints read before it is 
     -- The state works after the errors.
     T.eq(B:decode(base .. run(2)), { id = 5, name = LONG, values = { 300, 70000 } })
 end)
+
+T.test('message constructors: on and off (option constructors) agree on mutated inputs', function()
+    -- Option `constructors = false` builds every table through the C API.
+    -- Both must give the same tables (values, keys, metatables), the same
+    -- unknown fields and the same errors, for valid input and for input
+    -- cut, flipped, spliced or merged with itself (a singular field met
+    -- again, an unknown field, a bad length: the constructor path's
+    -- bail-outs). A fixed LCG, so every host decodes the same inputs.
+    local M = dofile(FIXTURES .. '/matrix.lua')
+    local hello, p2 = T.schema('hello.fds'), T.schema('proto2_basic.fds')
+    local all3 = protolua.load_file(FIXTURES .. '/descriptors/alltypes3.fds')
+    local wide = T.schema('many_required.fds')
+    local P, B = hello:message('hello.Person'), p2:message('proto2_basic.BenchPayload')
+    local N, W = all3:message('protolua.test.Node'), wide:message('protolua.test.Wide')
+    local cases = {}
+    for _, label in ipairs({ '10B', '100B', '1KB' }) do cases[#cases + 1] = { P, P:encode(M.person(label)) } end
+    for _, label in ipairs(M.bench_labels) do cases[#cases + 1] = { B, B:encode(M.bench(label)) } end
+    cases[#cases + 1] = { N, N:encode({ value = 1, child = { value = 2, child = { value = 3 } },
+        kids = { { value = 4 }, { value = 5, kids = { { value = 6 } } } } }) }
+    local wt = { tags = { 'a', 'b' } }
+    for i = 1, 40 do wt['w' .. i] = i end
+    cases[#cases + 1] = { W, W:encode(wt) }
+
+    local seed = 20261205
+    local function rnd(n)
+        seed = (seed * 1103515245 + 12345) % 2147483648
+        return math.floor(seed / 65536) % n + 1
+    end
+    local function mutate(s)
+        local k, i, j = rnd(7), rnd(#s + 1), rnd(#s + 1)
+        if i > j then i, j = j, i end
+        if k == 1 then return s:sub(1, i - 1) end
+        if k == 2 then return s:sub(1, i - 1) .. string.char(rnd(256) - 1) .. s:sub(i + 1) end
+        if k == 3 then return s:sub(1, i - 1) .. string.char(rnd(256) - 1, rnd(128) - 1) .. s:sub(i) end
+        if k == 4 then return s .. s end
+        if k == 5 then return s .. s:sub(i, j) end
+        if k == 6 then return s:sub(1, i - 1) .. s:sub(j) end
+        return s
+    end
+    local function same(a, b, path)
+        if type(a) ~= type(b) then error(path .. ': ' .. type(a) .. ' vs ' .. type(b), 0) end
+        if type(a) ~= 'table' then
+            if a ~= b and not (a ~= a and b ~= b) then
+                error(path .. ': ' .. tostring(a) .. ' vs ' .. tostring(b), 0)
+            end
+            return
+        end
+        if getmetatable(a) ~= getmetatable(b) then error(path .. ': another metatable', 0) end
+        for k, v in pairs(a) do same(v, b[k], path .. '.' .. tostring(k)) end
+        for k in pairs(b) do
+            if a[k] == nil then error(path .. '.' .. tostring(k) .. ': missing with constructors', 0) end
+        end
+    end
+    local OPTS = { {}, { serialize = true }, { unknown = 'drop' }, { enums = 'number' }, { required = false } }
+    local decodes, errors = 0, 0
+    for round = 1, 300 do
+        local c = cases[rnd(#cases)]
+        local s = c[2]
+        for _ = 1, rnd(3) - 1 do s = mutate(s) end
+        local o = OPTS[rnd(#OPTS)]
+        local off = { constructors = false }
+        for k, v in pairs(o) do off[k] = v end
+        -- Twice each: the second finds the memoised shape.
+        for _ = 1, 2 do
+            local ok1, r1 = pcall(c[1].decode, c[1], s, o)
+            local ok2, r2 = pcall(c[1].decode, c[1], s, off)
+            if ok1 ~= ok2 then error('round ' .. round .. ': one way fails: ' .. tostring(ok1 and r2 or r1), 0) end
+            if ok1 then same(r1, r2, 'round ' .. round) else T.eq(r1, r2, 'round ' .. round .. ' error') end
+            decodes = decodes + 2
+            if not ok1 then errors = errors + 1 end
+        end
+    end
+    -- The mutations must reach both outcomes.
+    assert(errors > 50 and errors < decodes / 2 - 50, 'errors ' .. errors .. ' of ' .. decodes / 2)
+    T.raises('constructors must be a boolean', P.decode, P, cases[1][2], { constructors = 1 })
+end)
