@@ -88,6 +88,11 @@ fuzz secs="60":
     cargo install cargo-fuzz --locked
     cd fuzz && for t in wire_reader wire_varint_oracle wire_packed_utf8 codec_decode codec_encode schema_load; do cargo +nightly fuzz run $t -- -max_total_time={{secs}} -max_len=4096; done
 
+# Differential fuzz of LuaJIT's constructor decode path against the C API path (option
+# `constructors = false`), each mode (plain, hooks, nomemo) for `secs` seconds: system luajit.
+fuzz-ctor secs="60" seed="1":
+    fuzz/ctor_diff.sh {{secs}} {{seed}}
+
 # CI smoke run of every fuzz target: regressions once, then 20 s (codec) / 10 s (wire)
 # from the committed corpus, which it does not grow.
 fuzz-smoke:
