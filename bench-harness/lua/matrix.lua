@@ -127,7 +127,8 @@ for _, c in ipairs(cells) do
     if protolua_floors then
         dec_floor, enc_floor, walk_floor, count_floor, ctor_floor = protolua_floors(decoded)
         assert(same(dec_floor(nil, bytes), decoded), c.schema .. ' ' .. c.label .. ': decode floor builds another table')
-        assert(same(ctor_floor(nil, bytes), decoded),
+        -- (A floors module from before the constructor floor returns four.)
+        assert(not ctor_floor or same(ctor_floor(nil, bytes), decoded),
             c.schema .. ' ' .. c.label .. ': constructor floor builds another table')
     end
     -- Tarantool's msgpack on the same Lua tables: a schema-less C codec.

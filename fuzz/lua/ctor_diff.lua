@@ -225,7 +225,9 @@ local function field_occ(file, name, f, depth, segs)
             if rand(20) == 1 and #body > 0 then body = body:sub(1, -2) end
             segs[#segs + 1] = tag(num, 2) .. len(body)
         else
-            local n = rand(1, 4)
+            -- Now and then a long run of a scalar: past the 64 values
+            -- that `fresh_varint_run` reads before it makes the array.
+            local n = (ty ~= 'message' and ty ~= 'group' and depth < 3 and rand(40) == 1) and rand(60, 140) or rand(1, 4)
             for _ = 1, n do segs[#segs + 1] = one() end
         end
     else
