@@ -146,6 +146,27 @@ function T.u64(s)
 end
 
 --- Whole contents of a file as a string.
+--- Call `decode()` with a count hook that, each time a generated
+--- constructor's chunk (`=protolua.ctor`) starts running, calls `inside()`
+--- once (not re-entered). Returns decode's result and how many times
+--- `inside` ran.
+function T.decode_while_ctor_compiles(decode, inside)
+    local busy, inner = false, 0
+    debug.sethook(function()
+        local i = debug.getinfo(2, 'S')
+        if not busy and i and i.source == '=protolua.ctor' and i.what == 'main' then
+            busy = true
+            inner = inner + 1
+            inside()
+            busy = false
+        end
+    end, '', 1)
+    local ok, t = pcall(decode)
+    debug.sethook()
+    if not ok then error(t, 0) end
+    return t, inner
+end
+
 function T.readfile(path)
     local f = assert(io.open(path, 'rb'))
     local s = f:read('*a')

@@ -201,18 +201,8 @@ T.test('message constructors: a hook decoding the same shape while its construct
     local W = protolua.load_file(FIXTURES .. '/descriptors/many_required.fds'):message('protolua.test.Wide')
     local bin = vint(1, 1) .. vint(2, 2) .. str(41, LONG)
     local want = { w1 = 1, w2 = 2, tags = { LONG } }
-    local busy, inner = false, 0
-    debug.sethook(function()
-        local i = debug.getinfo(2, 'S')
-        if not busy and i and i.source == '=protolua.ctor' and i.what == 'main' then
-            busy = true
-            inner = inner + 1
-            T.eq(W:decode(bin), want, 'inside the hook')
-            busy = false
-        end
-    end, '', 1)
-    local t = W:decode(bin)
-    debug.sethook()
+    local t, inner = T.decode_while_ctor_compiles(function() return W:decode(bin) end,
+        function() T.eq(W:decode(bin), want, 'inside the hook') end)
     T.eq(t, want)
     T.eq(inner > 0, true, 'the hook decoded')
     -- One constructor cached for the one shape, and counted once.
