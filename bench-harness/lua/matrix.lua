@@ -8,7 +8,8 @@
 -- list such as "Person/10B,BenchPayload/min": only those cells run) and
 -- STRICT (encode rows also time the strict-key floors, walk and count:
 -- see bench-harness/src/floor.rs). With floors, decode rows also time the
--- constructor floor (ctor_ratio, and ctor_msgpack_ratio with msgpack).
+-- constructor floor (ctor_ratio, and ctor_msgpack_ratio with msgpack) and
+-- the parse + constructor floor (pctor_ratio, pctor_msgpack_ratio).
 -- Returns an array of rows.
 local M = dofile(FIXTURES .. '/matrix.lua')
 
@@ -123,13 +124,18 @@ for _, c in ipairs(cells) do
         #bytes, c.size))
     local enc, dec = c.msg.encode, c.msg.decode
     local decoded = dec(c.msg, bytes)
-    local dec_floor, enc_floor, walk_floor, count_floor, ctor_floor
+    local dec_floor, enc_floor, walk_floor, count_floor, ctor_floor, parse_ctor_floor
     if protolua_floors then
-        dec_floor, enc_floor, walk_floor, count_floor, ctor_floor = protolua_floors(decoded)
+        local _
+        dec_floor, enc_floor, walk_floor, count_floor, ctor_floor, _, parse_ctor_floor = protolua_floors(decoded,
+            c.schema)
         assert(same(dec_floor(nil, bytes), decoded), c.schema .. ' ' .. c.label .. ': decode floor builds another table')
-        -- (A floors module from before the constructor floor returns four.)
+        -- (A floors module from before the constructor floor returns four,
+        -- one from before the parse floors five.)
         assert(not ctor_floor or same(ctor_floor(nil, bytes), decoded),
             c.schema .. ' ' .. c.label .. ': constructor floor builds another table')
+        assert(not parse_ctor_floor or same(parse_ctor_floor(nil, bytes), decoded),
+            c.schema .. ' ' .. c.label .. ': parse + constructor floor builds another table')
     end
     -- Tarantool's msgpack on the same Lua tables: a schema-less C codec.
     local mp_enc, mp_dec, mp_bytes
@@ -147,9 +153,12 @@ for _, c in ipairs(cells) do
         rate(op, arg, c.msg, 0.1) -- warm-up (JIT, caches, buffer growth)
         if fop then rate(fop, arg, nil, 0.1) end
         -- Decode rows also time the constructor floor (floor.rs): the
-        -- cheapest table building known on LuaJIT.
+        -- cheapest table building known on LuaJIT; and the parse +
+        -- constructor floor: that, after the cheapest read of the wire.
         local cop = dir == 'decode' and ctor_floor or nil
+        local pop = dir == 'decode' and parse_ctor_floor or nil
         if cop then rate(cop, arg, nil, 0.1) end
+        if pop then rate(pop, arg, nil, 0.1) end
         if mop then rate(mop, marg, nil, 0.1) end
         -- A B A B ...: each repetition times protolua, then the floor
         -- and/or msgpack, for the same budget.
@@ -159,7 +168,7 @@ for _, c in ipairs(cells) do
             rate(count_floor, arg, nil, 0.1)
         end
         local rs, ratios, mp_ratios, floor_mp_ratios = {}, {}, {}, {}
-        local ctor_ratios, ctor_mp_ratios = {}, {}
+        local ctor_ratios, ctor_mp_ratios, pctor_ratios, pctor_mp_ratios = {}, {}, {}, {}
         local walk_ratios, count_ratios, strict_ratios = {}, {}, {}
         for i = 1, REPS do
             rs[i] = rate(op, arg, c.msg, BUDGET)
@@ -170,6 +179,8 @@ for _, c in ipairs(cells) do
             end
             local cf = cop and rate(cop, arg, nil, BUDGET)
             if cf then ctor_ratios[i] = cf / rs[i] end
+            local pf = pop and rate(pop, arg, nil, BUDGET)
+            if pf then pctor_ratios[i] = pf / rs[i] end
             if mop then
                 local m = rate(mop, marg, nil, BUDGET)
                 mp_ratios[i] = rs[i] / m
@@ -177,6 +188,7 @@ for _, c in ipairs(cells) do
                 -- these tables can reach relative to msgpack.
                 if f then floor_mp_ratios[i] = f / m end
                 if cf then ctor_mp_ratios[i] = cf / m end
+                if pf then pctor_mp_ratios[i] = pf / m end
             end
             if strict then
                 -- Each strict floor against the floor of this repetition;
@@ -207,6 +219,15 @@ for _, c in ipairs(cells) do
                 row.ctor_msgpack_ratio = median(ctor_mp_ratios)
                 row.ctor_msgpack_ratio_spread = (ctor_mp_ratios[#ctor_mp_ratios] - ctor_mp_ratios[1])
                     / row.ctor_msgpack_ratio
+            end
+        end
+        if pop then
+            row.pctor_ratio = median(pctor_ratios)
+            row.pctor_ratio_spread = (pctor_ratios[#pctor_ratios] - pctor_ratios[1]) / row.pctor_ratio
+            if mop then
+                row.pctor_msgpack_ratio = median(pctor_mp_ratios)
+                row.pctor_msgpack_ratio_spread = (pctor_mp_ratios[#pctor_mp_ratios] - pctor_mp_ratios[1])
+                    / row.pctor_msgpack_ratio
             end
         end
         if strict then

@@ -40,13 +40,27 @@
 //!   (protolua's decode has built tables this way since the ninth
 //!   session), so the bound the C-API decode floor no longer is there.
 //!
-//! `protolua_floors(t)` (a global the harness installs) returns
-//! `decode_floor, encode_floor, walk_floor, count_floor, ctor_floor`, all
-//! called as `f(_, arg)` like `Msg:decode(s)` / `Msg:encode(t)`.
+//! * **Parse + constructor floor:** the payload's bytes (the call's
+//!   argument) read by a parser written for the schema (`parse_floor.rs`:
+//!   tags, lengths, varints, proto3 UTF-8, each value folded into a
+//!   checksum), then the constructor floor's tape. The constructor floor
+//!   skips the wire format; this one pays for the cheapest read of it known,
+//!   so it bounds a one-call decode from below more tightly. Without the
+//!   tape, the *parse floor* alone.
+//!
+//! `protolua_floors(t [, message name])` (a global the harness installs)
+//! returns `decode_floor, encode_floor, walk_floor, count_floor, ctor_floor,
+//! parse_floor, parse_ctor_floor`, all called as `f(_, arg)` like
+//! `Msg:decode(s)` / `Msg:encode(t)`; the last two only for the matrix's
+//! messages (`hello.Person`, `proto2_basic.BenchPayload`), else nil.
 
 use std::os::raw::c_int;
 
 use protolua::lua::{self, ffi, lua_State, upvalue};
+
+#[path = "parse_floor.rs"]
+mod parse_floor;
+use parse_floor::Schema;
 
 /// One step of the decode tape.
 enum Op {
@@ -105,6 +119,8 @@ struct Floors {
     arena: Vec<u8>,
     read: Read,
     out: Vec<u8>,
+    /// The parse floor's parser, for a matrix message.
+    schema: Option<Schema>,
 }
 
 /// Recorder state while walking the sample table.
@@ -212,11 +228,13 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
     unsafe {
         ffi::luaL_checktype(L, 1, ffi::LUA_TTABLE);
         ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
-        // Metatable table (upvalue 4), at index 2.
-        ffi::lua_settop(L, 1);
+        let schema =
+            if ffi::lua_type(L, 2) == ffi::LUA_TSTRING { Schema::by_name(lua::string_bytes(L, 2)) } else { None };
+        // Metatable table (upvalue 4), at index 3.
+        ffi::lua_settop(L, 2);
         ffi::lua_createtable(L, 0, 0);
-        let mut rec =
-            Recorder { tape: Vec::new(), arena: Vec::new(), keys: Vec::new(), meta_table: 2, metas: Vec::new() };
+        let meta_table = 3;
+        let mut rec = Recorder { tape: Vec::new(), arena: Vec::new(), keys: Vec::new(), meta_table, metas: Vec::new() };
         let read = rec.value(L, 1);
         let metas = rec.metas.len() as c_int;
         let mut shapes: Vec<Vec<i64>> = Vec::new();
@@ -271,6 +289,7 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
             arena: rec.arena,
             read,
             out: Vec::with_capacity(1 << 16),
+            schema,
         });
         let u = ffi::lua_gettop(L);
         // The Lua key counter (upvalue 3).
@@ -281,21 +300,28 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
         }
         ffi::lua_call(L, 0, 1);
         let counter = ffi::lua_gettop(L);
+        // The last two only with a parser for the message.
+        let n = if schema.is_some() { 7 } else { 5 };
         for f in [
-            decode_floor::<false> as ffi::lua_CFunction,
+            decode_floor::<false, false> as ffi::lua_CFunction,
             encode_floor::<PLAN>,
             encode_floor::<WALK>,
             encode_floor::<PLAN_COUNT>,
-            decode_floor::<true>,
-        ] {
+            decode_floor::<true, false>,
+            parse_floor,
+            decode_floor::<true, true>,
+        ]
+        .into_iter()
+        .take(n)
+        {
             ffi::lua_pushvalue(L, u);
             ffi::lua_pushvalue(L, keys);
             ffi::lua_pushvalue(L, counter);
-            ffi::lua_pushvalue(L, 2);
+            ffi::lua_pushvalue(L, meta_table);
             ffi::lua_pushvalue(L, ctors);
             ffi::lua_pushcclosure(L, f, 5);
         }
-        5
+        n as c_int
     }
 }
 
@@ -309,15 +335,51 @@ unsafe extern "C-unwind" fn floors_gc(L: *mut lua_State) -> c_int {
     0
 }
 
+/// The parse floor's read of the string argument 2 by `f`'s parser (a
+/// checksum), or a Lua error.
+///
+/// # Safety
+/// A Lua C function's context, argument 2 a string.
+unsafe fn parse_arg(L: *mut lua_State, f: &Floors) -> u64 {
+    // SAFETY: caller's contract; the error is raised with no Rust value
+    // owning memory live (the message is pushed first).
+    unsafe {
+        let b = lua::string_bytes(L, 2);
+        match f.schema.expect("a parse floor has a schema").parse(b) {
+            Some(sum) => std::hint::black_box(sum),
+            None => {
+                lua::push_bytes(L, b"parse floor: bad payload");
+                ffi::lua_error(L)
+            }
+        }
+    }
+}
+
+/// The parse floor alone: the checksum of the payload (argument 2).
+unsafe extern "C-unwind" fn parse_floor(L: *mut lua_State) -> c_int {
+    // SAFETY: upvalue 1 is our userdata (set by make_floors).
+    unsafe {
+        ffi::luaL_checktype(L, 2, ffi::LUA_TSTRING);
+        let f = (*(ffi::lua_touserdata(L, upvalue(1)) as *const Option<Floors>)).as_ref().expect("floors");
+        ffi::lua_pushnumber(L, parse_arg(L, f) as f64);
+        1
+    }
+}
+
 /// The decode floor: build the recorded table (`CTOR`: the constructor
-/// floor's tape, constructors in upvalue 5).
-unsafe extern "C-unwind" fn decode_floor<const CTOR: bool>(L: *mut lua_State) -> c_int {
+/// floor's tape, constructors in upvalue 5; `PARSE`: after the parse
+/// floor's read of argument 2).
+unsafe extern "C-unwind" fn decode_floor<const CTOR: bool, const PARSE: bool>(L: *mut lua_State) -> c_int {
     // SAFETY: upvalue 1 is our userdata (set by make_floors), upvalue 2 the
     // key table, upvalue 4 the metatables (pushed into slots `base + 1..`
     // first); the tape is balanced (each value is consumed by its Set) and
     // leaves the root table on top.
     unsafe {
         let f = (*(ffi::lua_touserdata(L, upvalue(1)) as *const Option<Floors>)).as_ref().expect("floors");
+        if PARSE {
+            ffi::luaL_checktype(L, 2, ffi::LUA_TSTRING);
+            parse_arg(L, f);
+        }
         let keys = upvalue(2);
         ffi::luaL_checkstack(L, 64, c"floor".as_ptr());
         let base = if f.metas > 0 { ffi::lua_gettop(L) } else { 0 };

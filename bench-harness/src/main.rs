@@ -212,16 +212,27 @@ fn main() -> mlua::Result<()> {
         if let Ok(ctor_ratio) = row.get::<f64>("ctor_ratio") {
             let ctor_spread: f64 = row.get("ctor_ratio_spread")?;
             let ctor_lua: f64 = row.get("ctor_lua_bytes")?;
+            // The parse + constructor floor, when the floors have a parser.
+            let pctor: Option<f64> = row.get("pctor_ratio")?;
+            let pctor_spread: Option<f64> = row.get("pctor_ratio_spread")?;
+            let cell = |x: Option<f64>, scale: f64, digits: usize, unit: &str| {
+                x.map_or_else(|| "–".to_string(), |x| format!("{:.digits$}{unit}", x * scale))
+            };
             writeln!(
                 ctor,
-                "| {schema} | {label} | {ratio:.2} | {ctor_ratio:.2} | {:.1} % | {lua_bytes:.0} | {ctor_lua:.0} |",
-                ctor_spread * 100.0
+                "| {schema} | {label} | {ratio:.2} | {ctor_ratio:.2} | {:.1} % | {} | {} | {lua_bytes:.0} | {ctor_lua:.0} |",
+                ctor_spread * 100.0,
+                cell(pctor, 1.0, 2, ""),
+                cell(pctor_spread, 100.0, 1, " %"),
             )
             .unwrap();
             ctor_json = format!(
                 ", \"ctor_ratio\": {ctor_ratio:.4}, \"ctor_ratio_spread\": {ctor_spread:.4}, \
                  \"ctor_lua_bytes_per_op\": {ctor_lua:.1}"
             );
+            if let (Some(p), Some(ps)) = (pctor, pctor_spread) {
+                write!(ctor_json, ", \"pctor_ratio\": {p:.4}, \"pctor_ratio_spread\": {ps:.4}").unwrap();
+            }
         }
         if i > 0 {
             json.push_str(",\n");
@@ -256,13 +267,13 @@ fn main() -> mlua::Result<()> {
     }
     if !ctor.is_empty() {
         println!(
-            "\nDecode against the constructor floor (floor.rs; medians over the same repetitions): \
-             time / constructor floor = constructor floor msgs/s / protolua msgs/s.\n"
+            "\nDecode against the constructor floor and the parse + constructor floor (floor.rs; medians over \
+             the same repetitions): time / constructor floor = constructor floor msgs/s / protolua msgs/s.\n"
         );
         println!(
-            "| message | size | time / floor | time / constructor floor | its spread | Lua B/op | constructor floor Lua B/op |"
+            "| message | size | time / floor | time / constructor floor | its spread | time / parse + constructor floor | its spread | Lua B/op | constructor floor Lua B/op |"
         );
-        println!("|---|---|---:|---:|---:|---:|---:|");
+        println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
         print!("{ctor}");
     }
     let out = root.join("results");

@@ -59,12 +59,21 @@ local ctor_rows = {}
 for _, r in ipairs(rows) do
     local floor_json = ''
     if r.ctor_ratio then
-        ctor_rows[#ctor_rows + 1] = string.format('| %s | %s | %.2f | %.2f | %.1f %% | %.2f | %.2f | %.1f %% | %.0f | %.0f |',
+        -- The parse + constructor floor's columns, when the floors have a parser.
+        local function opt(x, scale, fmt) return x and string.format(fmt, x * scale) or '–' end
+        ctor_rows[#ctor_rows + 1] = string.format('| %s | %s | %.2f | %.2f | %.1f %% | %.2f | %.2f | %.1f %% '
+            .. '| %s | %s | %.0f | %.0f |',
             r.schema, r.label, r.msgpack_ratio, r.floor_msgpack_ratio, r.floor_msgpack_ratio_spread * 100,
-            r.ctor_msgpack_ratio, r.ctor_ratio, r.ctor_ratio_spread * 100, r.lua_bytes, r.ctor_lua_bytes)
+            r.ctor_msgpack_ratio, r.ctor_ratio, r.ctor_ratio_spread * 100,
+            opt(r.pctor_msgpack_ratio, 1, '%.2f'), opt(r.pctor_ratio, 1, '%.2f'), r.lua_bytes, r.ctor_lua_bytes)
         floor_json = string.format(', "ctor_msgpack_ratio": %.4f, "ctor_msgpack_ratio_spread": %.4f, '
             .. '"ctor_ratio": %.4f, "ctor_ratio_spread": %.4f, "ctor_lua_bytes_per_op": %.1f',
             r.ctor_msgpack_ratio, r.ctor_msgpack_ratio_spread, r.ctor_ratio, r.ctor_ratio_spread, r.ctor_lua_bytes)
+        if r.pctor_msgpack_ratio then
+            floor_json = floor_json .. string.format(', "pctor_msgpack_ratio": %.4f, "pctor_msgpack_ratio_spread": %.4f, '
+                .. '"pctor_ratio": %.4f, "pctor_ratio_spread": %.4f', r.pctor_msgpack_ratio,
+                r.pctor_msgpack_ratio_spread, r.pctor_ratio, r.pctor_ratio_spread)
+        end
     end
     if protolua_floors then
         print(string.format('| %s | %s | %d | %s | %.0f | %.1f | %.1f %% | %.2f | %.1f %% | %.2f | %.1f %% '
@@ -88,11 +97,12 @@ for _, r in ipairs(rows) do
         r.lua_bytes, r.msgpack_lua_bytes, floor_json)
 end
 if #ctor_rows > 0 then
-    print('\nDecode against the constructor floor (bench-harness/src/floor.rs), same repetitions: '
+    print('\nDecode against the constructor floor and the parse + constructor floor (bench-harness/src/floor.rs), '
+        .. 'same repetitions: '
         .. 'ctor floor/msgpack = its msgs/s / msgpack msgs/s, time/ctor floor = its msgs/s / protolua msgs/s\n')
     print('| message | size | vs msgpack | floor/msgpack | its spread | ctor floor/msgpack | time/ctor floor '
-        .. '| its spread | Lua B/op | ctor floor Lua B/op |')
-    print('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|')
+        .. '| its spread | parse+ctor floor/msgpack | time/parse+ctor floor | Lua B/op | ctor floor Lua B/op |')
+    print('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
     print(table.concat(ctor_rows, '\n'))
 end
 local path = root .. '/bench-harness/results/' .. (CELLS and 'cells' or 'matrix') .. '-tarantool'
