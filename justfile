@@ -72,6 +72,7 @@ bench-wire:
     cargo bench -p pbwire --bench wire_criterion
     cargo install iai-callgrind-runner --version 0.16.1 --locked
     cargo bench -p pbwire --bench wire_iai
+    cargo bench -p pbwire --bench message_iai
 
 # Instruction counts (wire_iai, icount matrix) vs bench-harness/baseline: fail if > BENCH_CHECK_TOLERANCE % (2) worse.
 bench-check *flags:

@@ -13,6 +13,8 @@
 #![allow(missing_docs)]
 
 mod common;
+#[path = "common/message.rs"]
+mod message;
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -552,6 +554,19 @@ fn bench_utf8(c: &mut Criterion) {
     g.finish();
 }
 
+// ---------------------------------------------------------------- a whole message
+
+fn bench_message(c: &mut Criterion) {
+    let bytes = message::bench_mid();
+    let sum = message::parse_pbwire(&bytes);
+    assert!(sum.is_some() && sum == message::parse_prost(&bytes), "the two BenchPayload parsers disagree");
+    let mut g = c.benchmark_group("message_parse");
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("bench_mid/pbwire", |b| b.iter(|| message::parse_pbwire(black_box(&bytes))));
+    g.bench_function("bench_mid/prost", |b| b.iter(|| message::parse_prost(black_box(&bytes))));
+    g.finish();
+}
+
 fn config() -> Criterion {
     // Short measurements (the whole binary runs in a few minutes); the
     // comparisons that matter are ratios within one run.
@@ -565,6 +580,7 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_varint_decode, bench_varint_encode, bench_tags, bench_zigzag, bench_packed, bench_utf8
+    targets = bench_varint_decode, bench_varint_encode, bench_tags, bench_zigzag, bench_packed, bench_utf8,
+        bench_message
 }
 criterion_main!(benches);
