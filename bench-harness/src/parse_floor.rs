@@ -182,46 +182,50 @@ fn skip_long(b: &mut &[u8], t: u8) -> Option<u64> {
     skip(b, t)
 }
 
-fn person(mut b: &[u8]) -> Option<u64> {
-    let b = &mut b;
+/// A message body's fields: `field` reads the value after each tag's first
+/// byte (`b` just past it) and returns its checksum, or `None` to reject
+/// the input; the checksums are summed.
+#[inline(always)]
+fn fields(mut b: &[u8], mut field: impl FnMut(u8, &mut &[u8]) -> Option<u64>) -> Option<u64> {
     let mut sum = 0u64;
     while let Some((&t, rest)) = b.split_first() {
-        *b = rest;
-        let v = match t {
+        b = rest;
+        sum = sum.wrapping_add(field(t, &mut b)?);
+    }
+    Some(sum)
+}
+
+/// The value of a field the parser does not take (tag first byte `t`).
+#[inline(always)]
+fn other(b: &mut &[u8], t: u8) -> Option<u64> {
+    if t >= 0x80 { skip_long(b, t) } else { skip(b, t) }
+}
+
+fn person(b: &[u8]) -> Option<u64> {
+    fields(b, |t, b| {
+        Some(match t {
             T1_LEN | T3_LEN => utf8_str(b)?,
             T2_VARINT => varint(b)? as i32 as u64,
             T4_LEN => address(len_bytes(b)?)?,
             T5_LEN => packed_varints(b, false)?,
             T5_VARINT => varint(b)?,
-            _ if t >= 0x80 => skip_long(b, t)?,
-            _ => skip(b, t)?,
-        };
-        sum = sum.wrapping_add(v);
-    }
-    Some(sum)
+            _ => other(b, t)?,
+        })
+    })
 }
 
-fn address(mut b: &[u8]) -> Option<u64> {
-    let b = &mut b;
-    let mut sum = 0u64;
-    while let Some((&t, rest)) = b.split_first() {
-        *b = rest;
-        let v = match t {
+fn address(b: &[u8]) -> Option<u64> {
+    fields(b, |t, b| {
+        Some(match t {
             T1_LEN | T2_LEN | T3_LEN => utf8_str(b)?,
-            _ if t >= 0x80 => skip_long(b, t)?,
-            _ => skip(b, t)?,
-        };
-        sum = sum.wrapping_add(v);
-    }
-    Some(sum)
+            _ => other(b, t)?,
+        })
+    })
 }
 
-fn bench_payload(mut b: &[u8]) -> Option<u64> {
-    let b = &mut b;
-    let mut sum = 0u64;
-    while let Some((&t, rest)) = b.split_first() {
-        *b = rest;
-        let v = match t {
+fn bench_payload(b: &[u8]) -> Option<u64> {
+    fields(b, |t, b| {
+        Some(match t {
             // int32 (`id`, unpacked `values`), enum (`kind`, closed: a
             // value it does not declare would be an unknown field)
             T1_VARINT | T13_VARINT => varint(b)? as i32 as u64,
@@ -254,29 +258,20 @@ fn bench_payload(mut b: &[u8]) -> Option<u64> {
                 *b = &b[1..];
                 inner(len_bytes(b)?)?
             }
-            _ if t >= 0x80 => skip_long(b, t)?,
-            _ => skip(b, t)?,
-        };
-        sum = sum.wrapping_add(v);
-    }
-    Some(sum)
+            _ => other(b, t)?,
+        })
+    })
 }
 
-fn inner(mut b: &[u8]) -> Option<u64> {
-    let b = &mut b;
-    let mut sum = 0u64;
-    while let Some((&t, rest)) = b.split_first() {
-        *b = rest;
-        let v = match t {
+fn inner(b: &[u8]) -> Option<u64> {
+    fields(b, |t, b| {
+        Some(match t {
             T1_VARINT => varint(b)? as i32 as u64,
             T2_LEN => str_sum(len_bytes(b)?),
             T3_LEN => packed_varints(b, true)?,
-            _ if t >= 0x80 => skip_long(b, t)?,
-            _ => skip(b, t)?,
-        };
-        sum = sum.wrapping_add(v);
-    }
-    Some(sum)
+            _ => other(b, t)?,
+        })
+    })
 }
 
 #[cfg(test)]
