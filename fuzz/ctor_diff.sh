@@ -9,10 +9,12 @@ cd "$(dirname "$0")/.."
 SECS=${1:-60}
 SEED=${2:-1}
 command -v luajit >/dev/null || { echo "!! no luajit (Debian: apt-get install luajit)"; exit 1; }
-cargo build --release -p protolua --no-default-features --features luajit,module
 TARGET_DIR=$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
+# A module build in the module target directory (see rock/build.sh for why
+# not the workspace's own).
+cargo build --release -p protolua --no-default-features --features luajit,module --target-dir "$TARGET_DIR/module"
 mkdir -p "$TARGET_DIR/fuzz-ctor"
-cp "$TARGET_DIR/release/libprotolua.so" "$TARGET_DIR/fuzz-ctor/protolua.so"
+cp "$TARGET_DIR/module/release/libprotolua.so" "$TARGET_DIR/fuzz-ctor/protolua.so"
 for mode in plain hooks nomemo; do
     luajit fuzz/lua/ctor_diff.lua "$TARGET_DIR/fuzz-ctor" "$SECS" "$SEED" "$mode"
 done

@@ -17,9 +17,16 @@ if [ -z "$flavor" ]; then
 fi
 command -v cargo >/dev/null || { echo "rock/build.sh: cargo not found on PATH (install the Rust toolchain: https://rustup.rs)" >&2; exit 1; }
 echo "rock/build.sh: building protolua for $flavor" >&2
-cargo build --release --locked -p protolua --no-default-features --features "$flavor,module"
+# Module builds get a target directory of their own: protolua is a cdylib,
+# so its outputs carry no hash in their names, and in the workspace's
+# target/ a module build and the bench harness's vendored one overwrite
+# each other's libprotolua.rlib/.so while each keeps a fresh fingerprint.
+# (Seen: a bench build that no longer compiled, and a Tarantool module
+# with a second, vendored LuaJIT linked in, which crashed on load.)
+tdir="${CARGO_TARGET_DIR:-target}/module"
+cargo build --release --locked -p protolua --no-default-features --features "$flavor,module" --target-dir "$tdir"
 mkdir -p target/rock
-out="${CARGO_TARGET_DIR:-target}/release"
+out="$tdir/release"
 case "$(uname -s)" in
     Darwin) lib="$out/libprotolua.dylib" ;;
     *) lib="$out/libprotolua.so" ;;

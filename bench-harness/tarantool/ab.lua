@@ -7,7 +7,9 @@
 --   luajit    bench-harness/tarantool/ab.lua <repo root> <dir A> <dir B> …
 --
 -- Each dir holds a protolua.so for that host (LuaJIT builds: `cargo build
--- --release -p protolua --no-default-features --features luajit,module`).
+-- --release -p protolua --no-default-features --features luajit,module
+-- --target-dir target/module`: not the workspace's target/, see
+-- rock/build.sh).
 -- [cells] is a comma list such as `person:100B,bench:mid` (default: all
 -- seven). Option `serialize` as in the matrix (on inside Tarantool).
 local root, dir_a, dir_b = arg[1], arg[2], arg[3]

@@ -7,7 +7,11 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 OUT="${1:-$ROOT/target/tarantool-floors}"
-TDIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+# Its own target directory: this crate links protolua as a module (its own
+# workspace), and sharing the workspace's target/ let a vendored
+# libprotolua.rlib from a bench build be linked in (a second LuaJIT inside
+# Tarantool: a crash on load). See rock/build.sh.
+TDIR="${CARGO_TARGET_DIR:-$ROOT/target}/tarantool-floors"
 cargo build --release --locked --manifest-path "$ROOT/bench-harness/tarantool-floors/Cargo.toml" --target-dir "$TDIR" >&2
 mkdir -p "$OUT"
 cp "$TDIR/release/libprotolua_floors.so" "$OUT/protolua_floors.so"

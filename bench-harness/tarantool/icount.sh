@@ -6,8 +6,9 @@
 #
 # Each DIR holds a protolua.so built for Tarantool (`just rock` puts one in
 # .rocks/lib/tarantool; `cargo build --release -p protolua
-# --no-default-features --features luajit,module` gives
-# $CARGO_TARGET_DIR/release/libprotolua.so, to copy as protolua.so). No DIR:
+# --no-default-features --features luajit,module --target-dir target/module`
+# gives target/module/release/libprotolua.so, to copy as protolua.so: not
+# the workspace's target/, see rock/build.sh). No DIR:
 # the rock in ./.rocks. Per cell: (instr with N decodes - instr with 0) / N,
 # N from the cell's size; GC steps make small N read low, so compare
 # columns of one run. ~10 min; ICOUNT_CELLS="bench:mid person:100B" runs

@@ -11,8 +11,8 @@
 --   luajit fuzz/lua/ctor_diff.lua DIR [SECONDS] [SEED] [MODE]    (`just fuzz-ctor`)
 --
 -- DIR holds protolua.so built for LuaJIT (`cargo build --release -p
--- protolua --no-default-features --features luajit,module`, the .so
--- copied as protolua.so). MODE: 'plain' (default), 'hooks' (a count hook
+-- protolua --no-default-features --features luajit,module --target-dir
+-- target/module`, the .so copied as protolua.so). MODE: 'plain' (default), 'hooks' (a count hook
 -- and __gc finalizers decode with the same schemas while the decodes run:
 -- re-entrancy), 'nomemo' (schemas reloaded every few inputs, so the
 -- memo and the constructor cache start cold). FAIL_LOG=<file>: mismatching
