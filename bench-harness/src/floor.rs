@@ -121,6 +121,68 @@ struct Floors {
     out: Vec<u8>,
     /// The parse floor's parser, for a matrix message.
     schema: Option<Schema>,
+    /// The tree constructor floor's arguments: every leaf value of the
+    /// table in order (empty when there are more than [`TREE_ARGS`]).
+    tree_leaves: Vec<Op>,
+}
+
+/// Most leaf values the tree constructor floor takes as arguments (a Lua
+/// function has at most ~250 slots).
+const TREE_ARGS: usize = 200;
+
+/// The tree constructor floor's Lua expression for the value starting at
+/// `i` of `tape` (a table constructor, with `smt(…, Mn)` for a metatable,
+/// or an argument `aN` for a leaf, which goes to `leaves`); returns where
+/// that value ends.
+fn tree_expr(tape: &[Op], mut i: usize, keys: &[Vec<u8>], leaves: &mut Vec<Op>, out: &mut String) -> usize {
+    let Op::Table(narr, nrec) = tape[i] else {
+        leaves.push(match tape[i] {
+            Op::Str(a, b) => Op::Str(a, b),
+            Op::Num(x) => Op::Num(x),
+            Op::Int(x) => Op::Int(x),
+            Op::Bool(b) => Op::Bool(b),
+            _ => unreachable!("a value op"),
+        });
+        out.push_str(&format!("a{}", leaves.len()));
+        return i + 1;
+    };
+    i += 1;
+    let meta = match tape.get(i) {
+        Some(&Op::Meta(id)) => {
+            i += 1;
+            Some(id)
+        }
+        _ => None,
+    };
+    if meta.is_some() {
+        out.push_str("smt(");
+    }
+    out.push('{');
+    for pos in 1..=i64::from(narr + nrec) {
+        let mut value = String::new();
+        if let Op::Key(k) = tape[i] {
+            value.push_str("[\"");
+            for &b in &keys[k as usize - 1] {
+                value.push_str(&format!("\\{b:03}"));
+            }
+            value.push_str("\"]=");
+            i += 1;
+        }
+        i = tree_expr(tape, i, keys, leaves, &mut value);
+        match tape[i] {
+            Op::SetIndex(n) if n != pos => out.push_str(&format!("[{n}]=")),
+            Op::Set | Op::SetIndex(_) => {}
+            _ => unreachable!("a store"),
+        }
+        i += 1;
+        out.push_str(&value);
+        out.push(',');
+    }
+    out.push('}');
+    if let Some(id) = meta {
+        out.push_str(&format!(", M{})", id + 1));
+    }
+    i
 }
 
 /// Recorder state while walking the sample table.
@@ -276,6 +338,28 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
             ffi::lua_call(L, 0, 1);
             lua::rawseti(L, ctors, i as i64 + 1);
         }
+        // The tree constructor (`ctors[0]`): one function of every leaf
+        // value that builds the whole table.
+        let mut tree_leaves = Vec::new();
+        let mut expr = String::new();
+        tree_expr(&rec.tape, 0, &rec.keys, &mut tree_leaves, &mut expr);
+        if tree_leaves.len() <= TREE_ARGS {
+            let args: Vec<String> = (1..=tree_leaves.len()).map(|j| format!("a{j}")).collect();
+            let metas_src: String = (1..=metas).map(|j| format!("local M{j} = M[{j}] ")).collect();
+            let src = format!(
+                "local smt, M = setmetatable, ... {metas_src}local f = function({}) return {expr} end \
+                 if jit then jit.off(f) end return f",
+                args.join(",")
+            );
+            if ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=floor.tree".as_ptr()) != 0 {
+                ffi::lua_error(L);
+            }
+            ffi::lua_pushvalue(L, meta_table);
+            ffi::lua_call(L, 1, 1);
+            lua::rawseti(L, ctors, 0);
+        } else {
+            tree_leaves.clear();
+        }
         let ud = {
             ffi::lua_pushvalue(L, ctors - 1);
             ffi::lua_remove(L, ctors - 1);
@@ -290,6 +374,7 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
             read,
             out: Vec::with_capacity(1 << 16),
             schema,
+            tree_leaves,
         });
         let u = ffi::lua_gettop(L);
         // The Lua key counter (upvalue 3).
@@ -300,20 +385,24 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
         }
         ffi::lua_call(L, 0, 1);
         let counter = ffi::lua_gettop(L);
-        // The last two only with a parser for the message.
-        let n = if schema.is_some() { 7 } else { 5 };
-        for f in [
-            decode_floor::<false, false> as ffi::lua_CFunction,
-            encode_floor::<PLAN>,
-            encode_floor::<WALK>,
-            encode_floor::<PLAN_COUNT>,
-            decode_floor::<true, false>,
-            parse_floor,
-            decode_floor::<true, true>,
-        ]
-        .into_iter()
-        .take(n)
-        {
+        // The parse floors only with a parser for the message; the tree
+        // floor only for a table of at most TREE_ARGS leaves.
+        let tree = !(*ud).as_ref().expect("floors").tree_leaves.is_empty();
+        let fs: [(ffi::lua_CFunction, bool); 8] = [
+            (decode_floor::<false, false>, true),
+            (encode_floor::<PLAN>, true),
+            (encode_floor::<WALK>, true),
+            (encode_floor::<PLAN_COUNT>, true),
+            (decode_floor::<true, false>, true),
+            (parse_floor, schema.is_some()),
+            (decode_floor::<true, true>, schema.is_some()),
+            (tree_floor, tree),
+        ];
+        for (f, available) in fs {
+            if !available {
+                ffi::lua_pushnil(L);
+                continue;
+            }
             ffi::lua_pushvalue(L, u);
             ffi::lua_pushvalue(L, keys);
             ffi::lua_pushvalue(L, counter);
@@ -321,7 +410,30 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
             ffi::lua_pushvalue(L, ctors);
             ffi::lua_pushcclosure(L, f, 5);
         }
-        n as c_int
+        fs.len() as c_int
+    }
+}
+
+/// The tree constructor floor: every leaf value pushed, then one call of
+/// the generated function that builds the whole table (`ctors[0]`).
+unsafe extern "C-unwind" fn tree_floor(L: *mut lua_State) -> c_int {
+    // SAFETY: upvalue 1 is our userdata, upvalue 5 the constructors with
+    // the tree's at 0; the stack is grown for the arguments first.
+    unsafe {
+        let f = (*(ffi::lua_touserdata(L, upvalue(1)) as *const Option<Floors>)).as_ref().expect("floors");
+        ffi::luaL_checkstack(L, f.tree_leaves.len() as c_int + 8, c"floor".as_ptr());
+        lua::push_rawgeti(L, upvalue(5), 0);
+        for op in &f.tree_leaves {
+            match *op {
+                Op::Str(s, e) => lua::push_bytes(L, &f.arena[s..e]),
+                Op::Num(x) => ffi::lua_pushnumber(L, x),
+                Op::Int(i) => ffi::lua_pushinteger(L, i as ffi::lua_Integer),
+                Op::Bool(b) => ffi::lua_pushboolean(L, b as c_int),
+                _ => unreachable!("a leaf"),
+            }
+        }
+        ffi::lua_call(L, f.tree_leaves.len() as c_int, 1);
+        1
     }
 }
 

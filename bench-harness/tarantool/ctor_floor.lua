@@ -1,7 +1,10 @@
 -- Decode floors against msgpack inside Tarantool: the C-API decode floor,
--- the constructor decode floor (bench-harness/src/floor.rs) and protolua,
--- each as msgs/s ÷ msgpack.decode's on the same table, timed in A B C D
--- slices (thread CPU time), median and [min..max] over the slices.
+-- the constructor decode floor, the parse + constructor floor, the tree
+-- constructor floor (bench-harness/src/floor.rs: the whole table from one
+-- generated function of all its leaf values; only for tables of at most
+-- 200 leaves, else "–") and protolua, each as msgs/s ÷ msgpack.decode's
+-- on the same table, timed in A B C D E F slices (thread CPU time),
+-- median and [min..max] over the slices.
 --
 --   PROTOLUA_FLOORS=<dir> tarantool bench-harness/tarantool/ctor_floor.lua <repo root> [slices]
 --
@@ -37,9 +40,9 @@ local function time(f, self, arg, n)
 end
 
 local base = msgpack and 'msgpack' or 'floor'
-print(string.format('| cell | floor ÷ %s | constructor floor ÷ %s | protolua ÷ %s | constructor floor ÷ floor |',
-    base, base, base))
-print('|---|---:|---:|---:|---:|')
+print(string.format('| cell | floor ÷ %s | constructor floor ÷ %s | protolua ÷ %s | constructor floor ÷ floor '
+    .. '| parse + constructor floor ÷ %s | tree constructor floor ÷ %s |', base, base, base, base, base))
+print('|---|---:|---:|---:|---:|---:|---:|')
 for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'person', '1KB' },
         { P, 'person', '10KB' }, { P, 'person', '100KB' }, { B, 'bench', 'min' }, { B, 'bench', 'mid' } }) do
     local Msg, which, label = cell[1], cell[2], cell[3]
@@ -47,10 +50,12 @@ for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'p
     local b = Msg:encode(t)
     local decoded = Msg:decode(b)
     local mp = msgpack and msgpack.encode(decoded)
-    local dec_floor, _, _, _, ctor_floor = floors(decoded)
+    local dec_floor, _, _, _, ctor_floor, _, parse_ctor_floor, tree_floor =
+        floors(decoded, which == 'person' and 'hello.Person' or 'proto2_basic.BenchPayload')
     -- The floors build the table protolua decodes: the same bytes when
     -- encoded, the same metatable (each floor sets them as it recorded).
-    for name, f in pairs({ floor = dec_floor, ['constructor floor'] = ctor_floor }) do
+    for name, f in pairs({ floor = dec_floor, ['constructor floor'] = ctor_floor,
+            ['parse + constructor floor'] = parse_ctor_floor, ['tree floor'] = tree_floor or dec_floor }) do
         local got = f(nil, b)
         assert(Msg:encode(got) == b and getmetatable(got) == getmetatable(decoded), name .. ': another table')
     end
@@ -60,18 +65,22 @@ for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'p
     local mparg = msgpack and mp or b
     local n = 1
     while time(proto, Msg, b, n) < 0.02 do n = n * 2 end
-    local r = { {}, {}, {}, {} }
+    local r = { {}, {}, {}, {}, {}, {} }
     for i = 1, slices do
         local tm = time(mpdec, nil, mparg, n)
         local tf = time(dec_floor, nil, b, n)
         local tc = time(ctor_floor, nil, b, n)
         local tp = time(proto, Msg, b, n)
-        r[1][i], r[2][i], r[3][i], r[4][i] = tm / tf, tm / tc, tm / tp, tf / tc
+        local tpc = time(parse_ctor_floor, nil, b, n)
+        local tt = tree_floor and time(tree_floor, nil, b, n)
+        r[1][i], r[2][i], r[3][i], r[4][i], r[5][i] = tm / tf, tm / tc, tm / tp, tf / tc, tm / tpc
+        if tt then r[6][i] = tm / tt end
     end
     local out = {}
-    for j = 1, 4 do
+    for j = 1, 6 do
         table.sort(r[j])
-        out[j] = string.format('%.2f [%.2f..%.2f]', r[j][math.ceil(slices / 2)], r[j][1], r[j][slices])
+        out[j] = #r[j] == 0 and '–'
+            or string.format('%.2f [%.2f..%.2f]', r[j][math.ceil(slices / 2)], r[j][1], r[j][slices])
     end
     print(string.format('| %s %s | %s |', which, label, table.concat(out, ' | ')))
 end
