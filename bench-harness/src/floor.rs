@@ -48,11 +48,19 @@
 //!   so it bounds a one-call decode from below more tightly. Without the
 //!   tape, the *parse floor* alone.
 //!
+//! * **Tree constructor floor:** one generated Lua function of all the
+//!   table's leaf values builds the whole tree in one expression (on
+//!   LuaJIT: `TDUP` a message table, `TSETB` an array element, one call in
+//!   all), for tables of at most 200 leaves. With the parse floor first,
+//!   the *parse + tree floor*.
+//!
 //! `protolua_floors(t [, message name])` (a global the harness installs)
 //! returns `decode_floor, encode_floor, walk_floor, count_floor, ctor_floor,
-//! parse_floor, parse_ctor_floor`, all called as `f(_, arg)` like
-//! `Msg:decode(s)` / `Msg:encode(t)`; the last two only for the matrix's
-//! messages (`hello.Person`, `proto2_basic.BenchPayload`), else nil.
+//! parse_floor, parse_ctor_floor, tree_floor, parse_tree_floor`, all called
+//! as `f(_, arg)` like `Msg:decode(s)` / `Msg:encode(t)`; the parse floors
+//! only for the matrix's messages (`hello.Person`,
+//! `proto2_basic.BenchPayload`), the tree floors only for tables of at most
+//! 200 leaves, else nil.
 
 use std::os::raw::c_int;
 
@@ -388,7 +396,7 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
         // The parse floors only with a parser for the message; the tree
         // floor only for a table of at most TREE_ARGS leaves.
         let tree = !(*ud).as_ref().expect("floors").tree_leaves.is_empty();
-        let fs: [(ffi::lua_CFunction, bool); 8] = [
+        let fs: [(ffi::lua_CFunction, bool); 9] = [
             (decode_floor::<false, false>, true),
             (encode_floor::<PLAN>, true),
             (encode_floor::<WALK>, true),
@@ -396,7 +404,8 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
             (decode_floor::<true, false>, true),
             (parse_floor, schema.is_some()),
             (decode_floor::<true, true>, schema.is_some()),
-            (tree_floor, tree),
+            (tree_floor::<false>, tree),
+            (tree_floor::<true>, tree && schema.is_some()),
         ];
         for (f, available) in fs {
             if !available {
@@ -415,12 +424,17 @@ pub unsafe extern "C-unwind" fn make_floors(L: *mut lua_State) -> c_int {
 }
 
 /// The tree constructor floor: every leaf value pushed, then one call of
-/// the generated function that builds the whole table (`ctors[0]`).
-unsafe extern "C-unwind" fn tree_floor(L: *mut lua_State) -> c_int {
+/// the generated function that builds the whole table (`ctors[0]`);
+/// `PARSE`: after the parse floor's read of argument 2.
+unsafe extern "C-unwind" fn tree_floor<const PARSE: bool>(L: *mut lua_State) -> c_int {
     // SAFETY: upvalue 1 is our userdata, upvalue 5 the constructors with
     // the tree's at 0; the stack is grown for the arguments first.
     unsafe {
         let f = (*(ffi::lua_touserdata(L, upvalue(1)) as *const Option<Floors>)).as_ref().expect("floors");
+        if PARSE {
+            ffi::luaL_checktype(L, 2, ffi::LUA_TSTRING);
+            parse_arg(L, f);
+        }
         ffi::luaL_checkstack(L, f.tree_leaves.len() as c_int + 8, c"floor".as_ptr());
         lua::push_rawgeti(L, upvalue(5), 0);
         for op in &f.tree_leaves {

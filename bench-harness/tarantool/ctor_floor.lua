@@ -2,8 +2,9 @@
 -- the constructor decode floor, the parse + constructor floor, the tree
 -- constructor floor (bench-harness/src/floor.rs: the whole table from one
 -- generated function of all its leaf values; only for tables of at most
--- 200 leaves, else "–") and protolua, each as msgs/s ÷ msgpack.decode's
--- on the same table, timed in A B C D E F slices (thread CPU time),
+-- 200 leaves, else "–"), that after the parse floor, and protolua, each as
+-- msgs/s ÷ msgpack.decode's on the same table, timed in slices
+-- (thread CPU time),
 -- median and [min..max] over the slices.
 --
 --   PROTOLUA_FLOORS=<dir> tarantool bench-harness/tarantool/ctor_floor.lua <repo root> [slices]
@@ -41,8 +42,9 @@ end
 
 local base = msgpack and 'msgpack' or 'floor'
 print(string.format('| cell | floor ÷ %s | constructor floor ÷ %s | protolua ÷ %s | constructor floor ÷ floor '
-    .. '| parse + constructor floor ÷ %s | tree constructor floor ÷ %s |', base, base, base, base, base))
-print('|---|---:|---:|---:|---:|---:|---:|')
+    .. '| parse + constructor floor ÷ %s | tree constructor floor ÷ %s | parse + tree floor ÷ %s |',
+    base, base, base, base, base, base))
+print('|---|---:|---:|---:|---:|---:|---:|---:|')
 for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'person', '1KB' },
         { P, 'person', '10KB' }, { P, 'person', '100KB' }, { B, 'bench', 'min' }, { B, 'bench', 'mid' } }) do
     local Msg, which, label = cell[1], cell[2], cell[3]
@@ -50,12 +52,13 @@ for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'p
     local b = Msg:encode(t)
     local decoded = Msg:decode(b)
     local mp = msgpack and msgpack.encode(decoded)
-    local dec_floor, _, _, _, ctor_floor, _, parse_ctor_floor, tree_floor =
+    local dec_floor, _, _, _, ctor_floor, _, parse_ctor_floor, tree_floor, parse_tree_floor =
         floors(decoded, which == 'person' and 'hello.Person' or 'proto2_basic.BenchPayload')
     -- The floors build the table protolua decodes: the same bytes when
     -- encoded, the same metatable (each floor sets them as it recorded).
     for name, f in pairs({ floor = dec_floor, ['constructor floor'] = ctor_floor,
-            ['parse + constructor floor'] = parse_ctor_floor, ['tree floor'] = tree_floor or dec_floor }) do
+            ['parse + constructor floor'] = parse_ctor_floor, ['tree floor'] = tree_floor or dec_floor,
+            ['parse + tree floor'] = parse_tree_floor or dec_floor }) do
         local got = f(nil, b)
         assert(Msg:encode(got) == b and getmetatable(got) == getmetatable(decoded), name .. ': another table')
     end
@@ -65,7 +68,7 @@ for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'p
     local mparg = msgpack and mp or b
     local n = 1
     while time(proto, Msg, b, n) < 0.02 do n = n * 2 end
-    local r = { {}, {}, {}, {}, {}, {} }
+    local r = { {}, {}, {}, {}, {}, {}, {} }
     for i = 1, slices do
         local tm = time(mpdec, nil, mparg, n)
         local tf = time(dec_floor, nil, b, n)
@@ -75,9 +78,11 @@ for _, cell in ipairs({ { P, 'person', '10B' }, { P, 'person', '100B' }, { P, 'p
         local tt = tree_floor and time(tree_floor, nil, b, n)
         r[1][i], r[2][i], r[3][i], r[4][i], r[5][i] = tm / tf, tm / tc, tm / tp, tf / tc, tm / tpc
         if tt then r[6][i] = tm / tt end
+        local tpt = parse_tree_floor and time(parse_tree_floor, nil, b, n)
+        if tpt then r[7][i] = tm / tpt end
     end
     local out = {}
-    for j = 1, 6 do
+    for j = 1, 7 do
         table.sort(r[j])
         out[j] = #r[j] == 0 and '–'
             or string.format('%.2f [%.2f..%.2f]', r[j][math.ceil(slices / 2)], r[j][1], r[j][slices])
