@@ -59,6 +59,11 @@ icount-tarantool *dirs:
 bench-tarantool-floor: rock
     PROTOLUA_FLOORS="$(bench-harness/tarantool/floors.sh)" tarantool bench-harness/tarantool/run.lua "$(pwd)"
 
+# Every decode floor (C API, constructor, parse + constructor, tree constructor, parse + tree)
+# and protolua against msgpack inside Tarantool, in slices of one process (ctor_floor.lua).
+bench-tarantool-floors-ab slices="9": rock
+    PROTOLUA_FLOORS="$(bench-harness/tarantool/floors.sh)" tarantool bench-harness/tarantool/ctor_floor.lua "$(pwd)" {{slices}}
+
 # icount-tarantool with a decode-floor column (msgpack ÷ floor in instructions).
 icount-tarantool-floor *dirs:
     ICOUNT_FLOORS="$(bench-harness/tarantool/floors.sh)" bench-harness/tarantool/icount.sh {{dirs}}
