@@ -71,6 +71,7 @@ mod parse_floor;
 use parse_floor::Schema;
 
 /// One step of the decode tape.
+#[derive(Clone, Copy)]
 enum Op {
     /// `lua_createtable(narr, nrec)`.
     Table(c_int, c_int),
@@ -95,6 +96,31 @@ enum Op {
     Ctor(i64),
     /// `lua_call` the constructor under the `n` values on top.
     Call(c_int),
+}
+
+impl Op {
+    /// Whether this op pushes a value (a string, number or boolean).
+    fn is_leaf(self) -> bool {
+        matches!(self, Op::Str(..) | Op::Num(_) | Op::Int(_) | Op::Bool(_))
+    }
+}
+
+/// Push the value of leaf op `op` (its string's bytes in `arena`).
+///
+/// # Safety
+/// `L` valid with a free slot; `op` a leaf ([`Op::is_leaf`]).
+#[inline(always)]
+unsafe fn push_leaf(L: *mut lua_State, arena: &[u8], op: Op) {
+    // SAFETY: caller's contract.
+    unsafe {
+        match op {
+            Op::Str(s, e) => lua::push_bytes(L, &arena[s..e]),
+            Op::Num(x) => ffi::lua_pushnumber(L, x),
+            Op::Int(i) => ffi::lua_pushinteger(L, i as ffi::lua_Integer),
+            Op::Bool(b) => ffi::lua_pushboolean(L, b as c_int),
+            _ => unreachable!("a leaf"),
+        }
+    }
 }
 
 /// How the encode floor reads one value.
@@ -138,29 +164,33 @@ struct Floors {
 /// function has at most ~250 slots).
 const TREE_ARGS: usize = 200;
 
+/// A table's head at `tape[*i]`: its sizes and metatable id, `*i` moved
+/// past them to its first entry; `None` for a leaf (then `*i` stays).
+fn table_head(tape: &[Op], i: &mut usize) -> Option<(c_int, c_int, Option<c_int>)> {
+    let Op::Table(narr, nrec) = tape[*i] else {
+        assert!(tape[*i].is_leaf(), "a value op");
+        return None;
+    };
+    *i += 1;
+    let meta = match tape.get(*i) {
+        Some(&Op::Meta(id)) => {
+            *i += 1;
+            Some(id)
+        }
+        _ => None,
+    };
+    Some((narr, nrec, meta))
+}
+
 /// The tree constructor floor's Lua expression for the value starting at
 /// `i` of `tape` (a table constructor, with `smt(…, Mn)` for a metatable,
 /// or an argument `aN` for a leaf, which goes to `leaves`); returns where
 /// that value ends.
 fn tree_expr(tape: &[Op], mut i: usize, keys: &[Vec<u8>], leaves: &mut Vec<Op>, out: &mut String) -> usize {
-    let Op::Table(narr, nrec) = tape[i] else {
-        leaves.push(match tape[i] {
-            Op::Str(a, b) => Op::Str(a, b),
-            Op::Num(x) => Op::Num(x),
-            Op::Int(x) => Op::Int(x),
-            Op::Bool(b) => Op::Bool(b),
-            _ => unreachable!("a value op"),
-        });
+    let Some((narr, nrec, meta)) = table_head(tape, &mut i) else {
+        leaves.push(tape[i]);
         out.push_str(&format!("a{}", leaves.len()));
         return i + 1;
-    };
-    i += 1;
-    let meta = match tape.get(i) {
-        Some(&Op::Meta(id)) => {
-            i += 1;
-            Some(id)
-        }
-        _ => None,
     };
     if meta.is_some() {
         out.push_str("smt(");
@@ -437,14 +467,8 @@ unsafe extern "C-unwind" fn tree_floor<const PARSE: bool>(L: *mut lua_State) -> 
         }
         ffi::luaL_checkstack(L, f.tree_leaves.len() as c_int + 8, c"floor".as_ptr());
         lua::push_rawgeti(L, upvalue(5), 0);
-        for op in &f.tree_leaves {
-            match *op {
-                Op::Str(s, e) => lua::push_bytes(L, &f.arena[s..e]),
-                Op::Num(x) => ffi::lua_pushnumber(L, x),
-                Op::Int(i) => ffi::lua_pushinteger(L, i as ffi::lua_Integer),
-                Op::Bool(b) => ffi::lua_pushboolean(L, b as c_int),
-                _ => unreachable!("a leaf"),
-            }
+        for &op in &f.tree_leaves {
+            push_leaf(L, &f.arena, op);
         }
         ffi::lua_call(L, f.tree_leaves.len() as c_int, 1);
         1
@@ -522,10 +546,7 @@ unsafe extern "C-unwind" fn decode_floor<const CTOR: bool, const PARSE: bool>(L:
                     ffi::lua_setmetatable(L, -2);
                 }
                 Op::Key(id) => lua::push_rawgeti(L, keys, id),
-                Op::Str(s, e) => lua::push_bytes(L, &f.arena[s..e]),
-                Op::Num(x) => ffi::lua_pushnumber(L, x),
-                Op::Int(i) => ffi::lua_pushinteger(L, i as ffi::lua_Integer),
-                Op::Bool(b) => ffi::lua_pushboolean(L, b as c_int),
+                op @ (Op::Str(..) | Op::Num(_) | Op::Int(_) | Op::Bool(_)) => push_leaf(L, &f.arena, op),
                 Op::Set => ffi::lua_rawset(L, -3),
                 Op::SetIndex(i) => lua::rawseti(L, -2, i),
             }
@@ -540,23 +561,9 @@ unsafe extern "C-unwind" fn decode_floor<const CTOR: bool, const PARSE: bool>(L:
 /// tape order), its values and one call, then its metatable; the rest is
 /// copied.
 fn ctor_tape(tape: &[Op], mut i: usize, out: &mut Vec<Op>, shapes: &mut Vec<Vec<i64>>) -> usize {
-    let Op::Table(narr, nrec) = tape[i] else {
-        out.push(match tape[i] {
-            Op::Str(a, b) => Op::Str(a, b),
-            Op::Num(x) => Op::Num(x),
-            Op::Int(x) => Op::Int(x),
-            Op::Bool(b) => Op::Bool(b),
-            _ => unreachable!("a value op"),
-        });
+    let Some((narr, nrec, meta)) = table_head(tape, &mut i) else {
+        out.push(tape[i]);
         return i + 1;
-    };
-    i += 1;
-    let meta = match tape.get(i) {
-        Some(&Op::Meta(id)) => {
-            i += 1;
-            Some(id)
-        }
-        _ => None,
     };
     if narr == 0 && nrec > 0 {
         let at = out.len();
