@@ -198,6 +198,10 @@ pub struct DecodeCtx<'a> {
     /// (`crate::shape_ctor::find_message_ctor`).
     #[cfg(feature = "luajit")]
     pub ctor_memo: &'a [Cell<crate::shape_ctor::Shape>],
+    /// Per message, the last whole-tree signature and its compile count
+    /// (`crate::tree_ctor`).
+    #[cfg(feature = "luajit")]
+    pub tree: &'a [crate::tree_ctor::TreeMemo],
     /// Stack index of the schema's constructor table during the general
     /// walk, when messages may be built by constructor
     /// (`DecodeCtx::message_by_ctor`); 0 otherwise. The entry points leave it
@@ -419,7 +423,7 @@ unsafe fn store_values(L: *mut lua_State, slot: c_int, values: &[MaybeUninit<u64
 /// through `varint_general`. For the loops that keep their position in a
 /// slice ([`DecodeCtx::leaf_varints`], `DecodeCtx::fresh_varint_run`).
 #[inline(always)]
-fn slice_varint(b: &[u8]) -> Option<(u64, &[u8])> {
+pub(crate) fn slice_varint(b: &[u8]) -> Option<(u64, &[u8])> {
     Some(match *b {
         [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
         [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),
@@ -575,6 +579,12 @@ impl DecodeCtx<'_> {
                         } else {
                             ffi::lua_pop(L, 1);
                         }
+                    }
+                    // The whole message through its tree's constructor
+                    // when the walk covers it (`tree_ctor`).
+                    #[cfg(feature = "luajit")]
+                    if self.ctors != 0 && self.tree_root(msg) {
+                        return Ok(());
                     }
                     self.frame(msg, &mut Reader::new(self.input), 1, None, false)
                 }
@@ -1752,7 +1762,7 @@ impl DecodeCtx<'_> {
     /// Closed enum: does the varint ahead name a value the enum lacks?
     /// (Such a value goes to the unknown fields.) Does not move `r`.
     #[inline]
-    fn closed_miss(&self, f: &FieldPlan, r: &Reader<'_>) -> Res<bool> {
+    pub(crate) fn closed_miss(&self, f: &FieldPlan, r: &Reader<'_>) -> Res<bool> {
         let e = &self.plans.enums[f.sub as usize];
         if !e.closed {
             return Ok(false);
@@ -2324,7 +2334,7 @@ impl DecodeCtx<'_> {
     /// # Safety
     /// One free stack slot (two for cdata).
     #[inline(always)]
-    unsafe fn push_varint_as(&self, kind: Kind, f: &FieldPlan, v: u64) {
+    pub(crate) unsafe fn push_varint_as(&self, kind: Kind, f: &FieldPlan, v: u64) {
         let L = self.L;
         // SAFETY: one free slot (two for cdata), the caller's contract.
         unsafe {
@@ -2344,7 +2354,7 @@ impl DecodeCtx<'_> {
 
     /// Push the varint `v` as a value of `f`'s (varint) kind.
     #[inline(always)]
-    unsafe fn push_varint(&self, f: &FieldPlan, v: u64) {
+    pub(crate) unsafe fn push_varint(&self, f: &FieldPlan, v: u64) {
         // SAFETY: forwarded.
         unsafe { self.push_varint_as(f.kind, f, v) }
     }
@@ -2508,7 +2518,7 @@ impl DecodeCtx<'_> {
 
     /// Decode one value of `f` (wire type already checked) and push it.
     #[inline(always)]
-    unsafe fn value(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, number: u32) -> Res {
+    pub(crate) unsafe fn value(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, number: u32) -> Res {
         // SAFETY: forwarded.
         unsafe {
             match f.kind {

@@ -42,6 +42,8 @@ pub mod plan;
 pub mod schema;
 #[cfg(feature = "luajit")]
 pub mod shape_ctor;
+#[cfg(feature = "luajit")]
+pub mod tree_ctor;
 pub mod unknown;
 
 use std::os::raw::c_int;

@@ -336,6 +336,8 @@ pub unsafe fn decode_with(
             #[cfg(feature = "luajit")]
             ctor_memo: &inner.ctor_memo,
             #[cfg(feature = "luajit")]
+            tree: &inner.tree_memo,
+            #[cfg(feature = "luajit")]
             ctors: 0,
             module: &inner.module,
         };

@@ -56,6 +56,9 @@ pub struct SchemaInner {
     /// holds at its index (`crate::shape_ctor::KEYS_CTORS`).
     #[cfg(feature = "luajit")]
     pub ctor_memo: Box<[Cell<crate::shape_ctor::Shape>]>,
+    /// Per message, its last whole-tree signature (`crate::tree_ctor`).
+    #[cfg(feature = "luajit")]
+    pub tree_memo: Box<[crate::tree_ctor::TreeMemo]>,
 }
 
 /// Per-schema options (`protolua.load(bytes, opts)`).
@@ -327,6 +330,8 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
                 (*ud).inner = Some(Rc::new(SchemaInner {
                     #[cfg(feature = "luajit")]
                     ctor_memo: plans.messages.iter().map(|_| Cell::new([0; _])).collect(),
+                    #[cfg(feature = "luajit")]
+                    tree_memo: plans.messages.iter().map(|_| Default::default()).collect(),
                     plans,
                     bufs: UnsafeCell::new(EncodeBuffers::default()),
                     busy: Cell::new(false),

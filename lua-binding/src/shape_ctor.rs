@@ -153,14 +153,40 @@ unsafe fn compile_and_cache<'k>(
     n: usize,
     key: impl Fn(usize) -> &'k [u8],
 ) -> bool {
+    // SAFETY: forwarded.
+    unsafe { compile_source_and_cache(L, cache, k, max, &ctor_source(n, key), &[]) }
+}
+
+/// [`compile_and_cache`] for any chunk `src` that returns a function when
+/// called with the values at stack indices `args` (0: nil): compiled with
+/// the JIT off for it, cached under the key at `k` and counted in `[0]`
+/// (at most `max`); `false`, with the stack as it was, when compiling
+/// fails or the cache is full. A decode that ran meanwhile (a finalizer)
+/// and cached one under the same key wins.
+///
+/// # Safety
+/// As [`compile_and_cache`], with a free slot per argument.
+pub(crate) unsafe fn compile_source_and_cache(
+    L: *mut lua_State,
+    cache: c_int,
+    k: c_int,
+    max: i64,
+    src: &[u8],
+    args: &[c_int],
+) -> bool {
     // SAFETY: caller's contract; raw reads and writes only.
     unsafe {
         let top = ffi::lua_gettop(L);
-        let status = {
-            let src = ctor_source(n, key);
-            ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=protolua.ctor".as_ptr())
-        };
-        if status != 0 || ffi::lua_pcall(L, 0, 1, 0) != 0 || ffi::lua_type(L, -1) != ffi::LUA_TFUNCTION {
+        let status = ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=protolua.ctor".as_ptr());
+        if status == 0 {
+            for &a in args {
+                if a != 0 { ffi::lua_pushvalue(L, a) } else { ffi::lua_pushnil(L) }
+            }
+        }
+        if status != 0
+            || ffi::lua_pcall(L, args.len() as c_int, 1, 0) != 0
+            || ffi::lua_type(L, -1) != ffi::LUA_TFUNCTION
+        {
             ffi::lua_settop(L, top);
             return false;
         }
@@ -189,7 +215,7 @@ unsafe fn compile_and_cache<'k>(
 ///
 /// # Safety
 /// `L` valid with a free slot; `cache` a table index.
-unsafe fn cached(L: *mut lua_State, cache: c_int) -> i64 {
+pub(crate) unsafe fn cached(L: *mut lua_State, cache: c_int) -> i64 {
     // SAFETY: caller's contract; a raw read cannot raise.
     unsafe {
         let n = if lua::rawgeti(L, cache, 0) == ffi::LUA_TNUMBER { ffi::lua_tointeger(L, -1) as i64 } else { 0 };

@@ -345,3 +345,49 @@ T.test('message constructors: on and off (option constructors) agree on mutated 
     assert(errors > 50 and errors < decodes / 2 - 50, 'errors ' .. errors .. ' of ' .. decodes / 2)
     T.raises('constructors must be a boolean', P.decode, P, cases[1][2], { constructors = 1 })
 end)
+
+T.test('whole-tree constructors: the same tables as the C API, with fresh schemas', function()
+    -- LuaJIT decodes a root whose whole tree the walk covers through one
+    -- generated constructor of all its leaves (src/tree_ctor.rs); a type
+    -- that keeps missing is switched off, so the schemas are loaded afresh
+    -- for each case here. Each case is decoded twice (compiled, then
+    -- memoised) and compared with option constructors = false, metatables
+    -- included (every table of the tree).
+    local M = dofile(FIXTURES .. '/matrix.lua')
+    local function mts_equal(a, b, path)
+        if type(a) ~= 'table' then return end
+        if getmetatable(a) ~= getmetatable(b) then error(path .. ': another metatable', 0) end
+        for k, v in pairs(a) do mts_equal(v, b[k], path .. '.' .. tostring(k)) end
+    end
+    local cases = {}
+    for _, label in ipairs({ '10B', '100B', '1KB', '10KB' }) do cases[#cases + 1] = { 'hello', label } end
+    for _, label in ipairs(M.bench_labels) do cases[#cases + 1] = { 'bench', label } end
+    for _, o in ipairs({ {}, { serialize = true }, { enums = 'number' }, { int64 = 'string' } }) do
+        for _, c in ipairs(cases) do
+            local Msg = c[1] == 'hello' and T.schema('hello.fds'):message('hello.Person')
+                or T.schema('proto2_basic.fds'):message('proto2_basic.BenchPayload')
+            local s = Msg:encode(c[1] == 'hello' and M.person(c[2]) or M.bench(c[2]))
+            local off = { constructors = false }
+            for k, v in pairs(o) do off[k] = v end
+            local want = Msg:decode(s, off)
+            for round = 1, 2 do
+                local got = Msg:decode(s, o)
+                T.eq(got, want, c[1] .. ' ' .. c[2] .. ' round ' .. round)
+                mts_equal(got, want, c[1] .. ' ' .. c[2])
+            end
+        end
+    end
+    -- Arrays of every length up to past the leaf limit: a new tree each
+    -- (and past 16 of them the type is switched off), the same tables.
+    local P = T.schema('hello.fds'):message('hello.Person')
+    for n = 1, 200, 7 do
+        local t = { name = 'n', lucky_numbers = {}, emails = { 'a', 'b' }, address = { city = 'c' } }
+        for i = 1, n do t.lucky_numbers[i] = i * 3 end
+        local s = P:encode(t)
+        T.eq(P:decode(s), P:decode(s, { constructors = false }), 'lucky numbers ' .. n)
+    end
+    -- Errors are the general walk's: the tree walk gives up and leaves them to it.
+    local B = T.schema('proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local mid = B:encode(M.bench('mid'))
+    T.raises('BenchPayload', B.decode, B, mid:sub(1, #mid - 1))
+end)
