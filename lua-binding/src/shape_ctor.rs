@@ -154,11 +154,13 @@ unsafe fn compile_and_cache<'k>(
     key: impl Fn(usize) -> &'k [u8],
 ) -> bool {
     // SAFETY: forwarded.
-    unsafe { compile_source_and_cache(L, cache, k, max, &ctor_source(n, key), &[]) }
+    unsafe { compile_source_and_cache(L, cache, k, max, || Some(ctor_source(n, key)), &[]) }
 }
 
-/// [`compile_and_cache`] for any chunk `src` that returns a function when
-/// called with the values at stack indices `args` (0: nil): compiled with
+/// [`compile_and_cache`] for any chunk (made by `src`, `None`: none) that
+/// returns a function when called with the values at stack indices `args`
+/// (0: nil); the source is dropped once loaded, before any Lua call that
+/// can raise (no Rust heap across an error). Compiled with
 /// the JIT off for it, cached under the key at `k` and counted in `[0]`
 /// (at most `max`); `false`, with the stack as it was, when compiling
 /// fails or the cache is full. A decode that ran meanwhile (a finalizer)
@@ -171,13 +173,16 @@ pub(crate) unsafe fn compile_source_and_cache(
     cache: c_int,
     k: c_int,
     max: i64,
-    src: &[u8],
+    src: impl FnOnce() -> Option<Vec<u8>>,
     args: &[c_int],
 ) -> bool {
     // SAFETY: caller's contract; raw reads and writes only.
     unsafe {
         let top = ffi::lua_gettop(L);
-        let status = ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=protolua.ctor".as_ptr());
+        let status = match src() {
+            Some(src) => ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), c"=protolua.ctor".as_ptr()),
+            None => return false,
+        };
         if status == 0 {
             for &a in args {
                 if a != 0 { ffi::lua_pushvalue(L, a) } else { ffi::lua_pushnil(L) }

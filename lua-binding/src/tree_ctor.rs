@@ -55,6 +55,10 @@ const END: u8 = 0xFF;
 pub struct TreeMemo {
     sig: RefCell<Vec<u8>>,
     misses: Cell<u32>,
+    /// Bumped whenever `sig` changes: a decode that pushed the memoised
+    /// constructor before its walk trusts it only if no decode run
+    /// meanwhile (a finalizer, a hook) memoised another.
+    generation: Cell<u32>,
 }
 
 /// The signature being recorded (`bytes[..len]` written).
@@ -113,6 +117,7 @@ impl DecodeCtx<'_> {
                 return false;
             }
             let top = ffi::lua_gettop(L);
+            let generation = memo.generation.get();
             lua::push_rawgeti(L, self.ctors, -i64::from(mi) - 1);
             let mut sig = Sig { bytes: [MaybeUninit::uninit(); SIG_MAX], len: 0, leaves: 0 };
             // The metatables are part of the constructor: a flag first.
@@ -125,13 +130,16 @@ impl DecodeCtx<'_> {
                 return false;
             }
             let sig = sig.as_bytes();
-            let hit = ffi::lua_type(L, top + 1) == ffi::LUA_TFUNCTION && *memo.sig.borrow() == sig;
+            let hit = ffi::lua_type(L, top + 1) == ffi::LUA_TFUNCTION
+                && memo.generation.get() == generation
+                && *memo.sig.borrow() == sig;
             if !hit {
                 if !self.find_tree_ctor(mi, sig, top + 1) {
                     ffi::lua_settop(L, top);
                     return false;
                 }
                 memo.sig.replace(sig.to_vec());
+                memo.generation.set(memo.generation.get().wrapping_add(1));
             }
             ffi::lua_call(L, (ffi::lua_gettop(L) - top - 1) as c_int, 1);
         }
@@ -308,13 +316,15 @@ impl DecodeCtx<'_> {
     unsafe fn find_tree_ctor(&self, mi: u32, sig: &[u8], slot: c_int) -> bool {
         let L = self.L;
         let memo = &self.tree[mi as usize];
-        // SAFETY: a few slots above the leaves, within `tree_root`'s reserve.
+        // SAFETY: a few slots above the leaves, within `tree_root`'s reserve;
+        // no Rust heap is alive across a call that can raise (the key is on
+        // the C stack, the source is dropped once loaded).
         unsafe {
-            let mut key = Vec::with_capacity(8 + sig.len());
-            key.extend_from_slice(&[0xFF; 4]);
-            key.extend_from_slice(&mi.to_le_bytes());
-            key.extend_from_slice(sig);
-            lua::push_bytes(L, &key);
+            let mut key = [0u8; 8 + SIG_MAX];
+            key[..4].copy_from_slice(&[0xFF; 4]);
+            key[4..8].copy_from_slice(&mi.to_le_bytes());
+            key[8..8 + sig.len()].copy_from_slice(sig);
+            lua::push_bytes(L, &key[..8 + sig.len()]);
             let k = ffi::lua_gettop(L);
             ffi::lua_pushvalue(L, k);
             if lua::rawget(L, self.ctors) != ffi::LUA_TFUNCTION {
@@ -324,23 +334,27 @@ impl DecodeCtx<'_> {
                     ffi::lua_settop(L, k - 1);
                     return false;
                 }
-                let mut expr = String::new();
-                let (mut pos, mut args) = (1, 0);
-                if !self.tree_expr(mi, sig, &mut pos, &mut args, &mut expr) {
-                    ffi::lua_settop(L, k - 1);
-                    return false;
-                }
-                let names: Vec<String> = (1..=args).map(|i| format!("a{i}")).collect();
-                let src = format!(
-                    "local smt, MT, ST = setmetatable, ... return function({}) return {expr} end",
-                    names.join(",")
-                );
+                let source = || {
+                    let mut expr = String::new();
+                    let (mut pos, mut args) = (1, 0);
+                    if !self.tree_expr(mi, sig, &mut pos, &mut args, &mut expr) {
+                        return None;
+                    }
+                    let names: Vec<String> = (1..=args).map(|i| format!("a{i}")).collect();
+                    Some(
+                        format!(
+                            "local smt, MT, ST = setmetatable, ... return function({}) return {expr} end",
+                            names.join(",")
+                        )
+                        .into_bytes(),
+                    )
+                };
                 if !crate::shape_ctor::compile_source_and_cache(
                     L,
                     self.ctors,
                     k,
                     crate::shape_ctor::MAX_MESSAGE_SHAPES,
-                    src.as_bytes(),
+                    source,
                     &[self.map_mt, self.seq_mt],
                 ) {
                     ffi::lua_settop(L, k - 1);
