@@ -391,3 +391,37 @@ T.test('whole-tree constructors: the same tables as the C API, with fresh schema
     local mid = B:encode(M.bench('mid'))
     T.raises('BenchPayload', B.decode, B, mid:sub(1, #mid - 1))
 end)
+
+T.test('whole-tree constructors: a finalizer decoding another tree of the same type mid-walk', function()
+    -- A decode pushes the memoised tree constructor before its walk; a
+    -- finalizer run by an allocation in that walk may decode the same type
+    -- and memoise another tree (here: the outer decode's own, while the
+    -- pushed constructor is the previous one's). The memo's generation
+    -- makes the outer decode look its constructor up again.
+    if not newproxy or not jit then return end
+    local P = T.schema('hello.fds'):message('hello.Person')
+    local X = P:encode({ name = 'x', lucky_numbers = { 1, 2, 3 } })
+    local emails = {}
+    for i = 1, 40 do emails[i] = 'e' .. i .. string.rep('@', i) end
+    local Y = P:encode({ name = 'y', emails = emails, address = { city = 'c', zip = 'z' } })
+    local want_y = P:decode(Y, { constructors = false })
+    local nested = 0
+    local function finalizer()
+        nested = nested + 1
+        P:decode(Y)
+    end
+    collectgarbage('setpause', 0)
+    collectgarbage('setstepmul', 1000)
+    for _ = 1, 400 do
+        P:decode(X)
+        for _ = 1, 40 do
+            local p = newproxy(true)
+            getmetatable(p).__gc = finalizer
+        end
+        T.eq(P:decode(Y), want_y, 'outer decode of Y')
+    end
+    collectgarbage('setpause', 200)
+    collectgarbage('setstepmul', 200)
+    collectgarbage()
+    assert(nested > 0, 'no finalizer ran')
+end)
