@@ -34,6 +34,10 @@ use crate::plan::{Card, Kind, PLAIN_REQUIRED};
 pub const TREE_LEAVES: usize = 180;
 /// Longest array taken inline (a signature byte; the leaves cap it too).
 pub const TREE_ARRAY: usize = TREE_LEAVES;
+/// Longest input taken: a longer one would mostly give up past
+/// [`TREE_LEAVES`] after a walk (Person 10KB: 250 strings), or hold long
+/// strings whose copies outweigh what the tree saves.
+pub const TREE_INPUT: usize = 2048;
 /// Longest signature, in bytes.
 const SIG_MAX: usize = 512;
 /// Most misses (a walk that had to give up, or a signature compiled) for
@@ -107,7 +111,7 @@ impl DecodeCtx<'_> {
     pub(crate) unsafe fn tree_root(&self, mi: u32) -> bool {
         let L = self.L;
         let memo = &self.tree[mi as usize];
-        if memo.misses.get() > TREE_MISSES {
+        if memo.misses.get() > TREE_MISSES || self.input.len() > TREE_INPUT {
             return false;
         }
         // SAFETY: (whole body) the reserve covers the memoised constructor,
