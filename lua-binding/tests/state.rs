@@ -185,25 +185,25 @@ function check_working()
 end
 "#;
 
-// The same for the constructors of the general walk (LuaJIT:
-// `shape_ctor::find_message_ctor`): a Person of 94 bytes (above the root
-// fast path's 64) whose root and address each get one, cached in the
-// schema's constructor table (the key table's [-1], the key table being
-// `Msg:decode`'s upvalue 1). Where making one runs out of memory, that
-// table is made through the C API.
-// Over 2 KB (70 emails): the whole-tree constructor is skipped, so the
-// per-message ones (Person's and Address's) are made.
-const MESSAGE_CTOR_OOM_SETUP: &str = r#"
+// The same for the constructors of the general walk (LuaJIT): a Person
+// whose constructors are cached in the schema's constructor table (the
+// key table's [-1], the key table being `Msg:decode`'s upvalue 1, its [0]
+// their count). With `EMAILS` emails it is over 2 KB (70: the whole-tree
+// constructor is skipped, and the root and the address each get one from
+// `shape_ctor::find_message_ctor`) or under (1: one whole-tree constructor,
+// src/tree_ctor.rs); `BUILT` is the count once they are made. Where making
+// one runs out of memory, the table is made through the C API.
+const PERSON_CTOR_OOM_SETUP: &str = r#"
 if jit then jit.off(); jit.flush() end
 local fds = FIXTURES .. '/descriptors/hello.fds'
 local emails = {}
-for i = 1, 70 do emails[i] = string.format('person.name.%04d@mail.example.com', i) end
+for i = 1, EMAILS do emails[i] = string.format('person.name.%04d@mail.example.com', i) end
 mid = { name = 'Alexey', age = 30, emails = emails,
         address = { street = 'Lenina 12', city = 'Moscow', zip = '101000' }, lucky_numbers = { 0, 37, 74, 111 } }
 mid_bytes = protolua.load_file(fds):message('hello.Person'):encode(mid)
-assert(#mid_bytes > 2048)
+assert((#mid_bytes > 2048) == (EMAILS == 70))
 function prepare() P = protolua.load_file(fds):message('hello.Person') end
--- 0: a memory error; 1: decoded, not both constructors cached; 2: both.
+-- 0: a memory error; 1: decoded, not all constructors cached; 2: all.
 function attempt()
     local ok, e = pcall(P.decode, P, mid_bytes)
     if not ok and not tostring(e):find('memory') then error('decode: unexpected error: ' .. tostring(e)) end
@@ -211,13 +211,19 @@ function attempt()
     assert(same(e, mid), 'decoded under the limit')
     local name, keys = debug.getupvalue(P.decode, 1)
     local ctors = name and keys[-1]
-    return (ctors and ctors[0] == 2) and 2 or 1
+    return (ctors and ctors[0] == BUILT) and 2 or 1
 end
 function check_working()
     for _ = 1, 2 do assert(same(P:decode(mid_bytes), mid), 'decode after OOM') end
     P = nil
 end
 "#;
+
+/// [`PERSON_CTOR_OOM_SETUP`] with `emails` emails, `built` constructors
+/// once made.
+fn person_ctor_setup(emails: u32, built: u32) -> String {
+    format!("EMAILS, BUILT = {emails}, {built}\n{PERSON_CTOR_OOM_SETUP}")
+}
 
 /// Sweep limits of +0..+8 KiB over `setup`'s `attempt` (outcomes 0, 1
 /// and 2: failed, decoded without its constructors, decoded with them),
@@ -261,37 +267,12 @@ fn out_of_memory_making_a_shape_constructor_leaks_nothing_and_the_state_keeps_wo
 
 #[test]
 fn out_of_memory_making_a_message_constructor_leaks_nothing_and_the_state_keeps_working() {
-    constructor_oom_sweep(MESSAGE_CTOR_OOM_SETUP, "message constructors");
+    constructor_oom_sweep(&person_ctor_setup(70, 2), "message constructors");
 }
-
-// Under 2 KB: one whole-tree constructor (src/tree_ctor.rs), counted in
-// the constructor table's [0] like the others; outcome 2 once it is made.
-const TREE_CTOR_OOM_SETUP: &str = r#"
-if jit then jit.off(); jit.flush() end
-local fds = FIXTURES .. '/descriptors/hello.fds'
-mid = { name = 'Alexey', age = 30, emails = { 'person.name.0001@mail.example.com' },
-        address = { street = 'Lenina 12', city = 'Moscow', zip = '101000' }, lucky_numbers = { 0, 37, 74, 111 } }
-mid_bytes = protolua.load_file(fds):message('hello.Person'):encode(mid)
-function prepare() P = protolua.load_file(fds):message('hello.Person') end
--- 0: a memory error; 1: decoded, no constructor cached; 2: cached.
-function attempt()
-    local ok, e = pcall(P.decode, P, mid_bytes)
-    if not ok and not tostring(e):find('memory') then error('decode: unexpected error: ' .. tostring(e)) end
-    if not ok then return 0 end
-    assert(same(e, mid), 'decoded under the limit')
-    local name, keys = debug.getupvalue(P.decode, 1)
-    local ctors = name and keys[-1]
-    return (ctors and (ctors[0] or 0) >= 1) and 2 or 1
-end
-function check_working()
-    for _ = 1, 2 do assert(same(P:decode(mid_bytes), mid), 'decode after OOM') end
-    P = nil
-end
-"#;
 
 #[test]
 fn out_of_memory_making_a_tree_constructor_leaks_nothing_and_the_state_keeps_working() {
-    constructor_oom_sweep(TREE_CTOR_OOM_SETUP, "tree constructor");
+    constructor_oom_sweep(&person_ctor_setup(1, 1), "tree constructor");
 }
 
 const THREAD_BODY: &str = r#"
