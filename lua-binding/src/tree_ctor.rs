@@ -10,7 +10,8 @@
 //! message and a `lua_rawseti` per element (PERF_LOG, eleventh session:
 //! the tree constructor floor).
 //!
-//! Anything the signature does not cover (an unknown field, a field met
+//! Only an input of at most [`TREE_INPUT`] bytes is tried. Anything the
+//! signature does not cover (an unknown field, a field met
 //! twice, a group, a map, a closed-enum value the enum lacks, a missing
 //! required field, an array longer than [`TREE_ARRAY`], more than
 //! [`TREE_LEAVES`] leaves, a bad value) leaves the stack as it was for the
@@ -142,7 +143,13 @@ impl DecodeCtx<'_> {
                     ffi::lua_settop(L, top);
                     return false;
                 }
-                memo.sig.replace(sig.to_vec());
+                // Into the memo's own buffer: no allocation once it has
+                // held a signature this long (decodes alternating between
+                // cached trees land here every time).
+                let mut m = memo.sig.borrow_mut();
+                m.clear();
+                m.extend_from_slice(sig);
+                drop(m);
                 memo.generation.set(memo.generation.get().wrapping_add(1));
             }
             ffi::lua_call(L, (ffi::lua_gettop(L) - top - 1) as c_int, 1);
