@@ -2361,7 +2361,7 @@ impl DecodeCtx<'_> {
 
     /// Push a 64-bit integer (bits `v`) as the `int64` option says.
     #[inline(always)]
-    unsafe fn push_64(&self, v: u64, signed: bool) {
+    pub(crate) unsafe fn push_64(&self, v: u64, signed: bool) {
         // SAFETY: one free slot (two for cdata), reserved by the frame.
         unsafe {
             if let Some(tt) = &self.module.tarantool {

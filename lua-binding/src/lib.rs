@@ -44,6 +44,8 @@ pub mod schema;
 pub mod shape_ctor;
 #[cfg(feature = "luajit")]
 pub mod tree_ctor;
+#[cfg(feature = "luajit")]
+pub mod tree_program;
 pub mod unknown;
 
 use std::os::raw::c_int;

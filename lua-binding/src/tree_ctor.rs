@@ -20,6 +20,8 @@
 //! rest are cached in the constructor table under a string key. A message
 //! type that keeps needing new signatures is switched off
 //! ([`TREE_MISSES`]): its decodes would otherwise pay a walk twice.
+//! The memoised signature is also made a program (`tree_program`) that
+//! the next decode of the type runs first, without a signature.
 
 use std::cell::{Cell, RefCell};
 use std::mem::MaybeUninit;
@@ -47,12 +49,12 @@ const SIG_MAX: usize = 512;
 pub const TREE_MISSES: u32 = 16;
 
 // Signature bytes: a field index (below 64) with its form in the top bits.
-const SCALAR: u8 = 0x00;
-const SUB: u8 = 0x40;
-const ARRAY: u8 = 0x80;
-const ARRAY_SUB: u8 = 0xC0;
+pub(crate) const SCALAR: u8 = 0x00;
+pub(crate) const SUB: u8 = 0x40;
+pub(crate) const ARRAY: u8 = 0x80;
+pub(crate) const ARRAY_SUB: u8 = 0xC0;
 /// The end of a message's fields.
-const END: u8 = 0xFF;
+pub(crate) const END: u8 = 0xFF;
 
 /// Per message type: the last signature (its constructor is the
 /// constructor table's `[-(mi + 1)]`) and its misses so far.
@@ -64,6 +66,8 @@ pub struct TreeMemo {
     /// constructor before its walk trusts it only if no decode run
     /// meanwhile (a finalizer, a hook) memoised another.
     generation: Cell<u32>,
+    /// `sig` as steps, run before the signature walk (`tree_program`).
+    program: crate::tree_program::Program,
 }
 
 /// The signature being recorded (`bytes[..len]` written).
@@ -124,9 +128,18 @@ impl DecodeCtx<'_> {
             let top = ffi::lua_gettop(L);
             let generation = memo.generation.get();
             lua::push_rawgeti(L, self.ctors, -i64::from(mi) - 1);
-            let mut sig = Sig { bytes: [MaybeUninit::uninit(); SIG_MAX], len: 0, leaves: 0 };
             // The metatables are part of the constructor: a flag first.
             let flag = u8::from(self.map_mt != 0);
+            // The memoised shape again: its program, without a signature.
+            let predicted = memo.program.runs_for(flag, &self.opts) && ffi::lua_type(L, top + 1) == ffi::LUA_TFUNCTION;
+            if predicted {
+                if self.run_program(&memo.program, &memo.generation).is_some() {
+                    ffi::lua_call(L, ffi::lua_gettop(L) - top - 1, 1);
+                    return true;
+                }
+                ffi::lua_settop(L, top + 1);
+            }
+            let mut sig = Sig { bytes: [MaybeUninit::uninit(); SIG_MAX], len: 0, leaves: 0 };
             let walked = sig.push(flag).and_then(|()| self.tree_message(mi, &mut Reader::new(self.input), 1, &mut sig));
             if walked.is_none() {
                 memo.misses.set(memo.misses.get() + 1);
@@ -138,6 +151,9 @@ impl DecodeCtx<'_> {
             let hit = ffi::lua_type(L, top + 1) == ffi::LUA_TFUNCTION
                 && memo.generation.get() == generation
                 && *memo.sig.borrow() == sig;
+            if hit && predicted {
+                memo.program.missed_own_signature();
+            }
             if !hit {
                 if !self.find_tree_ctor(mi, sig, top + 1) {
                     ffi::lua_settop(L, top);
@@ -150,6 +166,7 @@ impl DecodeCtx<'_> {
                 m.clear();
                 m.extend_from_slice(sig);
                 drop(m);
+                self.make_program(mi, sig, &memo.program);
                 memo.generation.set(memo.generation.get().wrapping_add(1));
             }
             ffi::lua_call(L, (ffi::lua_gettop(L) - top - 1) as c_int, 1);

@@ -425,3 +425,103 @@ T.test('whole-tree constructors: a finalizer decoding another tree of the same t
     collectgarbage()
     assert(nested > 0, 'no finalizer ran')
 end)
+
+T.test('whole-tree constructors: the memoised tree program gives way at any byte', function()
+    -- A decode first runs the program of the memoised tree (src/tree_program.rs):
+    -- steps expecting each field's tag and value. Input that departs from
+    -- it anywhere (a byte changed, cut, added, appended) must fall back to
+    -- the signature walk and the general walk with the same outcome as
+    -- constructors = false, and leave the program right for the next
+    -- decode of the memoised shape. A type switches off after 16 misses,
+    -- so each position gets a fresh schema.
+    local M = dofile(FIXTURES .. '/matrix.lua')
+    local fds = FIXTURES .. '/descriptors/proto2_basic.fds'
+    local mid = protolua.load_file(fds):message('proto2_basic.BenchPayload'):encode(M.bench('mid'))
+    local function outcome(Msg, s, o)
+        local ok, v = pcall(Msg.decode, Msg, s, o)
+        return ok and v or ('error: ' .. tostring(v))
+    end
+    local fallbacks = 0
+    for i = 1, #mid, 3 do
+        local B = protolua.load_file(fds):message('proto2_basic.BenchPayload')
+        local want = B:decode(mid, { constructors = false })
+        T.eq(B:decode(mid), want, 'memoised')
+        local b = mid:byte(i)
+        for _, s in ipairs({
+            mid:sub(1, i - 1) .. string.char((b + 1) % 256) .. mid:sub(i + 1),
+            mid:sub(1, i - 1) .. string.char(bit.bxor(b, 0x80)) .. mid:sub(i + 1),
+            mid:sub(1, i),
+            mid:sub(1, i) .. '\0' .. mid:sub(i + 1),
+            mid .. mid:sub(1, i),
+        }) do
+            local got = outcome(B, s)
+            T.eq(got, outcome(B, s, { constructors = false }), 'position ' .. i)
+            if type(got) == 'string' then fallbacks = fallbacks + 1 end
+            T.eq(B:decode(mid), want, 'memoised again after position ' .. i)
+        end
+    end
+    assert(fallbacks > 100, 'errors ' .. fallbacks)
+    -- A packed field sent unpacked is the memoised signature but not its
+    -- program, as is a packed field met again in an empty run: the same
+    -- tables, and the shape as the program expects stays right.
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local t = { name = 'n', lucky_numbers = { 1, 2, 300 }, emails = { 'a' } }
+    local s = P:encode(t)
+    local unpacked = str(1, 'n') .. str(3, 'a') .. vint(5, 1) .. vint(5, 2) .. vint(5, 300)
+    T.eq(P:decode(s), t)
+    -- Past 16 of them the program is dropped for that signature.
+    for i = 1, 20 do
+        T.eq(P:decode(unpacked), t, 'unpacked ' .. i)
+        T.eq(P:decode(s), t, 'packed ' .. i)
+    end
+    T.eq(P:decode(s .. str(5, '')), t)
+    T.eq(P:decode(s), t)
+end)
+
+T.test('whole-tree constructors: a program memoised under lax options does not pass a strict decode', function()
+    -- The program is made from the signature of whichever decode memoised
+    -- it; a decode with stricter options (required fields checked, a
+    -- lower max_depth) must still get its error.
+    local B = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local s = vint(5, 0) .. str(100, 'hello')
+    local lax = B:decode(s, { required = false })
+    T.eq(B:decode(s, { required = false }), lax)
+    T.raises('missing required fields id, name', B.decode, B, s)
+    T.eq(B:decode(s, { required = false }), lax)
+    local full = vint(1, 1) .. str(2, 'n') .. str(16, vint(1, 2) .. str(2, 'l'))
+    T.eq(B:decode(full), { id = 1, name = 'n', inner = { id = 2, label = 'l' } })
+    T.raises('nesting deeper than the limit of 1', B.decode, B, full, { max_depth = 1 })
+    T.eq(B:decode(full), { id = 1, name = 'n', inner = { id = 2, label = 'l' } })
+end)
+
+T.test('whole-tree constructors: a finalizer memoising another tree while the program runs', function()
+    -- The program's steps are rewritten in place when a decode re-entered
+    -- from a string push (a finalizer) memoises another tree of the type;
+    -- the outer run sees the memo's generation changed and falls back.
+    if not newproxy or not jit then return end
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local emails = {}
+    for i = 1, 40 do emails[i] = 'e' .. i .. string.rep('@', i) end
+    local Y = P:encode({ name = 'y', emails = emails, address = { city = 'c', zip = 'z' } })
+    local X = P:encode({ name = 'x', lucky_numbers = { 1, 2, 3 } })
+    local want_x, want_y = P:decode(X, { constructors = false }), P:decode(Y, { constructors = false })
+    local nested = 0
+    local function finalizer()
+        nested = nested + 1
+        T.eq(P:decode(X), want_x, 'inner decode of X')
+    end
+    collectgarbage('setpause', 0)
+    collectgarbage('setstepmul', 1000)
+    for _ = 1, 400 do
+        T.eq(P:decode(Y), want_y, 'memoising Y')
+        for _ = 1, 40 do
+            local p = newproxy(true)
+            getmetatable(p).__gc = finalizer
+        end
+        T.eq(P:decode(Y), want_y, 'outer decode of Y')
+    end
+    collectgarbage('setpause', 200)
+    collectgarbage('setstepmul', 200)
+    collectgarbage()
+    assert(nested > 0, 'no finalizer ran')
+end)
