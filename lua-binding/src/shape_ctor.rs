@@ -51,6 +51,18 @@ unsafe extern "C-unwind" {
 /// `LUAJIT_MODE_FUNC | LUAJIT_MODE_OFF`: never compile this function.
 const JIT_OFF_FOR_FUNC: c_int = 2;
 
+/// `lua_pcall` body: the JIT off for the function at 1.
+///
+/// # Safety
+/// Called by Lua.
+unsafe extern "C-unwind" fn jit_off(L: *mut lua_State) -> c_int {
+    // SAFETY: index 1 is the function (the caller pushed it); an error
+    // (in a `__gc` metamethod) unwinds to the caller's `lua_pcall` through
+    // this frame, which holds nothing.
+    unsafe { luaJIT_setmode(L, 1, JIT_OFF_FOR_FUNC) };
+    0
+}
+
 /// Most fields in a shape (7 × 4 bits fit a positive C `int`, the key
 /// type of LuaJIT's `lua_rawgeti`).
 pub const CTOR_FIELDS: usize = 7;
@@ -195,7 +207,14 @@ pub(crate) unsafe fn compile_source_and_cache(
             ffi::lua_settop(L, top);
             return false;
         }
-        luaJIT_setmode(L, -1, JIT_OFF_FOR_FUNC);
+        // Protected: inside a `__gc` metamethod (a finalizer that decodes)
+        // LuaJIT refuses `luaJIT_setmode` with an error, and the function
+        // then just keeps the JIT on.
+        ffi::lua_pushcfunction(L, jit_off);
+        ffi::lua_pushvalue(L, -2);
+        if ffi::lua_pcall(L, 1, 0, 0) != 0 {
+            ffi::lua_pop(L, 1);
+        }
         ffi::lua_pushvalue(L, k);
         if lua::rawget(L, cache) == ffi::LUA_TFUNCTION {
             ffi::lua_replace(L, -2);
