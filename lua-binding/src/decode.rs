@@ -2366,6 +2366,14 @@ impl DecodeCtx<'_> {
         unsafe {
             if let Some(tt) = &self.module.tarantool {
                 match self.opts.int64 {
+                    // Within int32 Tarantool's `luaL_pushint64` and
+                    // `luaL_pushuint64` push `lua_pushinteger`'s value (a
+                    // number; an integer on dual-number builds): the same,
+                    // without the call into Tarantool.
+                    Int64Mode::Auto if signed && i32::try_from(v as i64).is_ok() => {
+                        return lua::push_small_int(self.L, v as i64);
+                    }
+                    Int64Mode::Auto if !signed && v <= i32::MAX as u64 => return lua::push_small_int(self.L, v as i64),
                     Int64Mode::Auto if signed => return tt.push_i64(self.L, v as i64),
                     Int64Mode::Auto => return tt.push_u64(self.L, v),
                     Int64Mode::Cdata => return tt.push_cdata(self.L, v, signed),

@@ -248,7 +248,7 @@ impl DecodeCtx<'_> {
                     rest = outer[depth];
                 }
                 Form::Sub => {
-                    let (len, tail) = slice_varint(eat_tag(rest, &step)?)?;
+                    let (len, tail) = slice_varint(eat_step_tag(rest, &step)?)?;
                     let (body, after) = tail.split_at_checked(usize::try_from(len).ok()?)?;
                     *outer.get_mut(depth)? = after;
                     depth += 1;
@@ -256,13 +256,19 @@ impl DecodeCtx<'_> {
                 }
                 Form::Leaf => {
                     // SAFETY: one free slot a leaf (caller's reserve).
-                    rest = unsafe { self.program_values::<true>(&step, rest, generation, gen0)? };
+                    rest = unsafe {
+                        if step.tag_len == 1 {
+                            self.program_values::<1>(&step, rest, generation, gen0)?
+                        } else {
+                            self.program_values::<2>(&step, rest, generation, gen0)?
+                        }
+                    };
                 }
                 Form::Packed => {
-                    let (len, tail) = slice_varint(eat_tag(rest, &step)?)?;
+                    let (len, tail) = slice_varint(eat_step_tag(rest, &step)?)?;
                     let (run, after) = tail.split_at_checked(usize::try_from(len).ok()?)?;
                     // SAFETY: as above.
-                    if !unsafe { self.program_values::<false>(&step, run, generation, gen0)? }.is_empty() {
+                    if !unsafe { self.program_values::<0>(&step, run, generation, gen0)? }.is_empty() {
                         return None;
                     }
                     rest = after;
@@ -273,7 +279,7 @@ impl DecodeCtx<'_> {
     }
 
     /// `step.count` values of `step`'s kind from the front of `b`, each
-    /// after the step's tag if `TAGGED`, pushed: the bytes after them, or
+    /// after the step's `TAG`-byte tag (none for 0), pushed: the bytes after them, or
     /// `None` when one is bad, a closed enum lacks it, or a push that can
     /// allocate let a decode change the memo (`generation` no longer
     /// `gen0`). The kind is matched once a step, each with its own loop.
@@ -281,7 +287,7 @@ impl DecodeCtx<'_> {
     /// # Safety
     /// `step.count` free stack slots (one more for cdata).
     #[inline(always)]
-    unsafe fn program_values<'b, const TAGGED: bool>(
+    unsafe fn program_values<'b, const TAG: usize>(
         &self,
         step: &Step,
         b: &'b [u8],
@@ -294,7 +300,7 @@ impl DecodeCtx<'_> {
             match step.kind {
                 Kind::String | Kind::Bytes => {
                     let check = step.utf8 && self.opts.utf8;
-                    each_varint::<TAGGED>(b, step, |len, tail| {
+                    each_varint::<TAG>(b, step, |len, tail| {
                         let (bytes, tail) = tail.split_at_checked(usize::try_from(len).ok()?)?;
                         if check && utf8::validate_utf8(bytes, 0).is_err() {
                             return None;
@@ -303,25 +309,25 @@ impl DecodeCtx<'_> {
                         (generation.get() == gen0).then_some(tail)
                     })
                 }
-                Kind::Int32 => each_varint::<TAGGED>(b, step, |v, tail| {
+                Kind::Int32 => each_varint::<TAG>(b, step, |v, tail| {
                     lua::push_small_int(L, i64::from(v as i32));
                     Some(tail)
                 }),
-                Kind::UInt32 => each_varint::<TAGGED>(b, step, |v, tail| {
+                Kind::UInt32 => each_varint::<TAG>(b, step, |v, tail| {
                     lua::push_small_int(L, i64::from(v as u32));
                     Some(tail)
                 }),
-                Kind::SInt32 => each_varint::<TAGGED>(b, step, |v, tail| {
+                Kind::SInt32 => each_varint::<TAG>(b, step, |v, tail| {
                     lua::push_small_int(L, i64::from(zigzag::decode_zigzag32(v as u32)));
                     Some(tail)
                 }),
-                Kind::Bool => each_varint::<TAGGED>(b, step, |v, tail| {
+                Kind::Bool => each_varint::<TAG>(b, step, |v, tail| {
                     lua::push_bool(L, v != 0);
                     Some(tail)
                 }),
                 Kind::Int64 | Kind::UInt64 | Kind::SInt64 => {
                     let (signed, zz) = (step.kind != Kind::UInt64, step.kind == Kind::SInt64);
-                    each_varint::<TAGGED>(b, step, |v, tail| {
+                    each_varint::<TAG>(b, step, |v, tail| {
                         self.push_64(if zz { zigzag::decode_zigzag64(v) as u64 } else { v }, signed);
                         (generation.get() == gen0).then_some(tail)
                     })
@@ -329,7 +335,7 @@ impl DecodeCtx<'_> {
                 Kind::Enum => {
                     let f = &self.plans.messages[step.mi as usize].fields[usize::from(step.fi)];
                     let e = &self.plans.enums[f.sub as usize];
-                    each_varint::<TAGGED>(b, step, |v, tail| {
+                    each_varint::<TAG>(b, step, |v, tail| {
                         if e.closed && e.name_key(v as i32).is_none() {
                             return None;
                         }
@@ -337,25 +343,25 @@ impl DecodeCtx<'_> {
                         Some(tail)
                     })
                 }
-                Kind::Double => each_fixed::<TAGGED, 8>(b, step, |v, tail| {
+                Kind::Double => each_fixed::<TAG, 8>(b, step, |v, tail| {
                     lua::push_number(L, f64::from_le_bytes(v));
                     Some(tail)
                 }),
-                Kind::Float => each_fixed::<TAGGED, 4>(b, step, |v, tail| {
+                Kind::Float => each_fixed::<TAG, 4>(b, step, |v, tail| {
                     lua::push_number(L, f64::from(f32::from_le_bytes(v)));
                     Some(tail)
                 }),
-                Kind::Fixed32 => each_fixed::<TAGGED, 4>(b, step, |v, tail| {
+                Kind::Fixed32 => each_fixed::<TAG, 4>(b, step, |v, tail| {
                     lua::push_small_int(L, i64::from(u32::from_le_bytes(v)));
                     Some(tail)
                 }),
-                Kind::SFixed32 => each_fixed::<TAGGED, 4>(b, step, |v, tail| {
+                Kind::SFixed32 => each_fixed::<TAG, 4>(b, step, |v, tail| {
                     lua::push_small_int(L, i64::from(i32::from_le_bytes(v)));
                     Some(tail)
                 }),
                 Kind::Fixed64 | Kind::SFixed64 => {
                     let signed = step.kind == Kind::SFixed64;
-                    each_fixed::<TAGGED, 8>(b, step, |v, tail| {
+                    each_fixed::<TAG, 8>(b, step, |v, tail| {
                         self.push_64(u64::from_le_bytes(v), signed);
                         (generation.get() == gen0).then_some(tail)
                     })
@@ -366,50 +372,53 @@ impl DecodeCtx<'_> {
     }
 }
 
-/// `step.count` varints from the front of `b` (each after the step's tag
-/// if `TAGGED`), each handed to `value` with the bytes after it, which
+/// `step.count` varints from the front of `b` (each after the step's
+/// `TAG`-byte tag), each handed to `value` with the bytes after it, which
 /// returns where to go on.
 #[inline(always)]
-fn each_varint<'b, const TAGGED: bool>(
+fn each_varint<'b, const TAG: usize>(
     mut b: &'b [u8],
     step: &Step,
     mut value: impl FnMut(u64, &'b [u8]) -> Option<&'b [u8]>,
 ) -> Option<&'b [u8]> {
+    let tag = step.tag;
     for _ in 0..step.count {
-        if TAGGED {
-            b = eat_tag(b, step)?;
-        }
-        let (v, tail) = slice_varint(b)?;
+        let (v, tail) = slice_varint(eat_tag::<TAG>(b, tag)?)?;
         b = value(v, tail)?;
     }
     Some(b)
 }
 
 /// `step.count` `N`-byte values from the front of `b` (each after the
-/// step's tag if `TAGGED`), each handed to `value` with the bytes after
+/// step's `TAG`-byte tag), each handed to `value` with the bytes after
 /// it, which returns where to go on.
 #[inline(always)]
-fn each_fixed<'b, const TAGGED: bool, const N: usize>(
+fn each_fixed<'b, const TAG: usize, const N: usize>(
     mut b: &'b [u8],
     step: &Step,
     mut value: impl FnMut([u8; N], &'b [u8]) -> Option<&'b [u8]>,
 ) -> Option<&'b [u8]> {
+    let tag = step.tag;
     for _ in 0..step.count {
-        if TAGGED {
-            b = eat_tag(b, step)?;
-        }
-        let (v, tail) = b.split_first_chunk::<N>()?;
+        let (v, tail) = eat_tag::<TAG>(b, tag)?.split_first_chunk::<N>()?;
         b = value(*v, tail)?;
     }
     Some(b)
 }
 
-/// `b` after `step`'s tag, or `None` when it does not start with it.
+/// `b` after its first `TAG` bytes if they are `tag`'s, else `None`.
 #[inline(always)]
-fn eat_tag<'b>(b: &'b [u8], step: &Step) -> Option<&'b [u8]> {
-    match *b {
-        [t0, ref tail @ ..] if step.tag_len == 1 && t0 == step.tag[0] => Some(tail),
-        [t0, t1, ref tail @ ..] if step.tag_len == 2 && [t0, t1] == step.tag => Some(tail),
+fn eat_tag<const TAG: usize>(b: &[u8], tag: [u8; 2]) -> Option<&[u8]> {
+    match (TAG, b) {
+        (0, _) => Some(b),
+        (1, [t0, tail @ ..]) if *t0 == tag[0] => Some(tail),
+        (2, [t0, t1, tail @ ..]) if [*t0, *t1] == tag => Some(tail),
         _ => None,
     }
+}
+
+/// `b` after `step`'s tag, or `None` when it does not start with it.
+#[inline(always)]
+fn eat_step_tag<'b>(b: &'b [u8], step: &Step) -> Option<&'b [u8]> {
+    if step.tag_len == 1 { eat_tag::<1>(b, step.tag) } else { eat_tag::<2>(b, step.tag) }
 }
