@@ -33,6 +33,18 @@ const TRACKED_SLOTS: usize = 32;
 /// Packed varint runs of at least this many values take the run loop
 /// (`DecodeCtx::packed_varints`); shorter ones stay on the element loop.
 const PACKED_LOOP_MIN: usize = 4;
+/// A new array of at least this many elements (and at most
+/// [`BULK_MAX`]) in a message of the constructor path is built by one call
+/// of the helper `function(...) return {...} end` on its values (LuaJIT
+/// copies them in with `VARG` and `TSETM`, ~26 instructions an element
+/// fewer than a `lua_rawseti` each; the call costs ~600, so shorter arrays
+/// keep `rawseti`). See `DecodeCtx::bulk_run`.
+#[cfg(feature = "luajit")]
+const BULK_MIN: usize = 32;
+/// Longest array built by one call: its values all sit on the stack
+/// first (LuaJIT's C stack holds at most 8,000 slots).
+#[cfg(feature = "luajit")]
+const BULK_MAX: usize = 4096;
 /// Oneofs whose current member is tracked in a frame-local array.
 const TRACKED_ONEOFS: usize = 8;
 // The plain path takes the required flag as `plain >> 15`.
@@ -401,7 +413,7 @@ impl Containers {
 }
 
 /// `push` each of `values` and store it at index 1, 2, … of the array at
-/// `slot` (`DecodeCtx::fresh_varint_run`).
+/// `slot` (`DecodeCtx::fresh_varint_run`; [`store`]).
 ///
 /// # Safety
 /// `values` initialised; `slot` holds the array; `push` pushes one value
@@ -413,8 +425,22 @@ unsafe fn store_values(L: *mut lua_State, slot: c_int, values: &[MaybeUninit<u64
         // SAFETY: caller's contract.
         unsafe {
             push(v.assume_init());
-            lua::rawseti(L, slot, i as i64 + 1);
+            store(L, slot, i as i64 + 1);
         }
+    }
+}
+
+/// `rawseti(slot, n)`: the value on top into the array at `slot`; with
+/// `slot` 0 (a bulk array, `DecodeCtx::bulk_run`) the value stays on the
+/// stack as an argument of the array's constructor.
+///
+/// # Safety
+/// `slot` 0, or it holds the array and a value is on top.
+#[inline(always)]
+unsafe fn store(L: *mut lua_State, slot: c_int, n: i64) {
+    if slot != 0 {
+        // SAFETY: caller's contract.
+        unsafe { lua::rawseti(L, slot, n) }
     }
 }
 
@@ -941,6 +967,19 @@ impl DecodeCtx<'_> {
                             Some(run) => packed_count(f, run),
                             None => count_run(r, tag),
                         };
+                        if seen & bit == 0
+                            && !closed
+                            && (BULK_MIN..=BULK_MAX).contains(&presize)
+                            && ffi::lua_checkstack(L, presize as c_int + 8) != 0
+                        {
+                            let last = self.bulk_run(mi, fi, f, run, r, depth, tag, presize)?;
+                            seen |= bit;
+                            arg_of.get_unchecked_mut(fi).write(n as u8);
+                            count.get_unchecked_mut(n).write(last as u32);
+                            *shape.get_unchecked_mut(1 + n) = fi as u8;
+                            n += 1;
+                            continue;
+                        }
                         let arg = if seen & bit != 0 {
                             usize::from(arg_of.get_unchecked(fi).assume_init())
                         } else {
@@ -1056,6 +1095,44 @@ impl DecodeCtx<'_> {
         }
     }
 
+    /// A new array of `f` from its first run (`run` its packed bytes, or
+    /// `None`: an unpacked run whose first tag `tag` was read; `presize`
+    /// elements) pushed: its values pushed above the helper `pack`
+    /// (`function(...) return {...} end`), then one call. Returns its
+    /// last index.
+    ///
+    /// # Safety
+    /// As `message_by_ctor`, with `presize + 8` free slots.
+    #[cfg(feature = "luajit")]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn bulk_run(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        run: Option<&[u8]>,
+        r: &mut Reader<'_>,
+        depth: u32,
+        tag: Tag,
+        presize: usize,
+    ) -> Res<i64> {
+        let L = self.L;
+        // SAFETY: caller's contract; slot 0 leaves each value on the stack.
+        unsafe {
+            lua::push_rawgeti(L, self.helpers, crate::host::HELPER_PACK);
+            let last = match run {
+                Some(run) => self.packed_run_into(mi, fi, f, run, r.position(), 0, 0, presize)?,
+                None => self.unpacked_run(mi, fi, f, r, depth, tag, 0, 0, false)?,
+            };
+            ffi::lua_call(L, last as c_int, 1);
+            if self.seq_mt != 0 {
+                self.set_mt(-1, self.seq_mt);
+            }
+            Ok(last)
+        }
+    }
+
     /// [`Self::packed_fill`] of the packed run `run` (its bytes end at
     /// input position `end`), out of line: the run's temporaries stay out
     /// of `message_by_ctor`'s frame, which the recursion stacks.
@@ -1112,7 +1189,7 @@ impl DecodeCtx<'_> {
             loop {
                 n += 1;
                 self.value(f, r, depth, f.number).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                lua::rawseti(self.L, slot, n);
+                store(self.L, slot, n);
                 if !run_continues(r, next_len, next) {
                     break;
                 }
@@ -1183,13 +1260,20 @@ impl DecodeCtx<'_> {
             k + 1
         };
         // SAFETY: caller's contract: the array's slot, then one for each
-        // value, popped by its rawseti.
+        // value, popped by its rawseti (a bulk array: `presize + 8` slots
+        // checked, each value left for the constructor, `bulk_run`).
         unsafe {
-            ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
-            if self.seq_mt != 0 {
-                self.set_mt(-1, self.seq_mt);
-            }
-            let slot = ffi::lua_gettop(L);
+            let bulk = (BULK_MIN..=BULK_MAX).contains(&presize) && ffi::lua_checkstack(L, presize as c_int + 8) != 0;
+            let slot = if bulk {
+                lua::push_rawgeti(L, self.helpers, crate::host::HELPER_PACK);
+                0
+            } else {
+                ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
+                if self.seq_mt != 0 {
+                    self.set_mt(-1, self.seq_mt);
+                }
+                ffi::lua_gettop(L)
+            };
             // The kind's conversion chosen once, each arm its own loop (as
             // `packed_varints`): matched per value, it cost ~6 a value.
             // SAFETY: the loop above wrote `buf[..k]`.
@@ -1201,7 +1285,15 @@ impl DecodeCtx<'_> {
                 Kind::Bool => store_values(L, slot, values, |v| self.push_varint_as(Kind::Bool, f, v)),
                 _ => store_values(L, slot, values, |v| self.push_varint(f, v)),
             }
-            if more { self.unpacked_run(mi, fi, f, r, depth, tag, slot, k as i64, false) } else { Ok(k as i64) }
+            let last =
+                if more { self.unpacked_run(mi, fi, f, r, depth, tag, slot, k as i64, false)? } else { k as i64 };
+            if bulk {
+                ffi::lua_call(L, last as c_int, 1);
+                if self.seq_mt != 0 {
+                    self.set_mt(-1, self.seq_mt);
+                }
+            }
+            Ok(last)
         }
     }
 
@@ -2111,7 +2203,7 @@ impl DecodeCtx<'_> {
             while !sub.is_empty() {
                 n += 1;
                 self.scalar(f, sub).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                lua::rawseti(L, slot, n);
+                store(L, slot, n);
             }
         }
         Ok(n)
@@ -2167,7 +2259,7 @@ impl DecodeCtx<'_> {
             n += 1;
             push(w);
             // SAFETY: caller's contract; rawseti pops the value pushed.
-            unsafe { lua::rawseti(L, slot, n) };
+            unsafe { store(L, slot, n) };
         }
         let _ = sub.advance(rest.len() - tail.len());
         n
@@ -2321,7 +2413,7 @@ impl DecodeCtx<'_> {
             *n += 1;
             push(v);
             // SAFETY: caller's contract; rawseti pops the value.
-            unsafe { lua::rawseti(L, slot, *n) };
+            unsafe { store(L, slot, *n) };
         }
         let _ = sub.advance(sub.remaining() - rest.len());
     }
@@ -2505,7 +2597,7 @@ impl DecodeCtx<'_> {
             n += 1;
             push(v);
             // SAFETY: caller's contract; rawseti pops the value pushed.
-            unsafe { lua::rawseti(L, slot, n) };
+            unsafe { store(L, slot, n) };
             rest = tail;
         }
         let _ = r.advance(r.remaining() - rest.len());
@@ -2629,7 +2721,7 @@ unsafe fn leaf_strings<const CHECK: bool>(
         // SAFETY: caller's contract; rawseti pops the string.
         unsafe {
             lua::push_bytes(L, bytes);
-            lua::rawseti(L, slot, n);
+            store(L, slot, n);
         }
         rest = tail;
     }
@@ -2659,7 +2751,7 @@ unsafe fn leaf_each<'a>(
         *n += 1;
         push(r)?;
         // SAFETY: caller's contract; rawseti pops the value pushed.
-        unsafe { lua::rawseti(L, slot, *n) };
+        unsafe { store(L, slot, *n) };
     }
     Ok(())
 }

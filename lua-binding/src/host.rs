@@ -30,6 +30,13 @@ pub const HELPER_SEQ_MT: i64 = 6;
 /// Index of the `{__serialize = 'map'}` metatable in the helper table.
 pub const HELPER_MAP_MT: i64 = 7;
 
+/// Index of the array constructor `function(...) return {...} end` in the
+/// helper table (decode's bulk arrays, `DecodeCtx::bulk_run`). The table's
+/// other slots: 1–3 the int64 helpers (`int64`), 4 the unknown-field store
+/// (`unknown`), 5–7 above, 8 `lua::HELPER_COPY_BYTES`.
+pub const HELPER_PACK: i64 = 9;
+const _: () = assert!(HELPER_PACK > crate::lua::HELPER_COPY_BYTES && HELPER_PACK > HELPER_MAP_MT);
+
 type PushI64 = unsafe extern "C-unwind" fn(*mut lua_State, i64);
 type PushU64 = unsafe extern "C-unwind" fn(*mut lua_State, u64);
 type PushCdata = unsafe extern "C-unwind" fn(*mut lua_State, u32) -> *mut c_void;
@@ -205,6 +212,15 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
             lua::push_bytes(L, kind);
             ffi::lua_rawset(L, -3);
             lua::rawseti(L, helpers, slot);
+        }
+        let pack = b"return function(...) return {...} end";
+        if ffi::luaL_loadbuffer(L, pack.as_ptr().cast(), pack.len(), c"=protolua.pack".as_ptr()) == 0 {
+            ffi::lua_call(L, 0, 1);
+            #[cfg(feature = "luajit")]
+            crate::shape_ctor::jit_off(L);
+            lua::rawseti(L, helpers, HELPER_PACK);
+        } else {
+            ffi::lua_pop(L, 1);
         }
         let tarantool = Tarantool::resolve(L);
         ffi::lua_createtable(L, 0, 1);

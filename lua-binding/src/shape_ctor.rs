@@ -51,11 +51,28 @@ unsafe extern "C-unwind" {
 /// `LUAJIT_MODE_FUNC | LUAJIT_MODE_OFF`: never compile this function.
 const JIT_OFF_FOR_FUNC: c_int = 2;
 
-/// `lua_pcall` body: the JIT off for the function at 1.
+/// The JIT off for the function on top of the stack, which stays there;
+/// nothing done inside a `__gc` metamethod (a finalizer that decodes),
+/// where LuaJIT refuses `luaJIT_setmode` with an error.
+///
+/// # Safety
+/// `L` valid with a function on top and two free slots.
+pub(crate) unsafe fn jit_off(L: *mut lua_State) {
+    // SAFETY: caller's contract.
+    unsafe {
+        ffi::lua_pushcfunction(L, jit_off_at_1);
+        ffi::lua_pushvalue(L, -2);
+        if ffi::lua_pcall(L, 1, 0, 0) != 0 {
+            ffi::lua_pop(L, 1);
+        }
+    }
+}
+
+/// `lua_pcall` body of [`jit_off`]: the JIT off for the function at 1.
 ///
 /// # Safety
 /// Called by Lua.
-unsafe extern "C-unwind" fn jit_off(L: *mut lua_State) -> c_int {
+unsafe extern "C-unwind" fn jit_off_at_1(L: *mut lua_State) -> c_int {
     // SAFETY: index 1 is the function (the caller pushed it); an error
     // (in a `__gc` metamethod) unwinds to the caller's `lua_pcall` through
     // this frame, which holds nothing.
@@ -207,14 +224,7 @@ pub(crate) unsafe fn compile_source_and_cache(
             ffi::lua_settop(L, top);
             return false;
         }
-        // Protected: inside a `__gc` metamethod (a finalizer that decodes)
-        // LuaJIT refuses `luaJIT_setmode` with an error, and the function
-        // then just keeps the JIT on.
-        ffi::lua_pushcfunction(L, jit_off);
-        ffi::lua_pushvalue(L, -2);
-        if ffi::lua_pcall(L, 1, 0, 0) != 0 {
-            ffi::lua_pop(L, 1);
-        }
+        jit_off(L);
         ffi::lua_pushvalue(L, k);
         if lua::rawget(L, cache) == ffi::LUA_TFUNCTION {
             ffi::lua_replace(L, -2);

@@ -541,3 +541,75 @@ T.test('whole-tree constructors: a finalizer memoising another tree while the pr
     assert(nested > 0, 'no finalizer ran')
     assert(#failures == 0, #failures .. ' failures, the first: ' .. tostring(failures[1]))
 end)
+
+T.test('constructor path: long new arrays built by one call (bulk)', function()
+    -- In the constructor path a new array of 32..4096 elements is pushed
+    -- whole and made by one call of `function(...) return {...} end`
+    -- (DecodeCtx::bulk_run); shorter and longer ones keep lua_rawseti. The
+    -- same tables and errors as constructors = false, at and around both
+    -- bounds, packed and unpacked, appended to when met again, with the
+    -- serializer metatables, and in sub-messages. 200 lucky numbers keep
+    -- the whole-tree constructors out (over 180 leaves).
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local function person(n_emails, n_lucky)
+        local t = { name = 'n', emails = {}, lucky_numbers = {}, address = { city = 'c' } }
+        for i = 1, n_emails do t.emails[i] = 'e' .. i end
+        for i = 1, n_lucky do t.lucky_numbers[i] = i * 1000 - 3 end
+        return t
+    end
+    local function same(s, what, o)
+        local off = { constructors = false }
+        for k, v in pairs(o or {}) do off[k] = v end
+        local ok1, a = pcall(P.decode, P, s, o)
+        local ok2, b = pcall(P.decode, P, s, off)
+        T.eq(ok1, ok2, what .. ': status (' .. tostring(a) .. ' | ' .. tostring(b) .. ')')
+        T.eq(a, b, what)
+        if ok1 and o and o.serialize then
+            T.eq(getmetatable(a.emails), getmetatable(b.emails), what .. ': emails metatable')
+            T.eq(getmetatable(a.lucky_numbers), getmetatable(b.lucky_numbers), what .. ': lucky metatable')
+        end
+        return ok1, a
+    end
+    for _, n in ipairs({ 0, 1, 31, 32, 33, 200, 4096, 4097, 6000 }) do
+        for _, o in ipairs({ {}, { serialize = true } }) do
+            local ok, t = same(P:encode(person(n, 200)), n .. ' emails', o)
+            assert(ok and #t.lucky_numbers == 200 and #(t.emails or {}) == n)
+            same(P:encode(person(3, n)), n .. ' lucky numbers', o)
+        end
+    end
+    -- Met again: the bulk array is appended to.
+    local t = person(40, 200)
+    local s = P:encode(t) .. P:encode({ emails = { 'x', 'y' }, lucky_numbers = { 5 } })
+    local _, got = same(s, 'met again')
+    T.eq(#got.emails, 42)
+    T.eq(got.emails[42], 'y')
+    T.eq(#got.lucky_numbers, 201)
+    -- Errors inside a bulk run: bad UTF-8 in element 35, a cut last value.
+    local emails = str(3, 'ok')
+    for i = 2, 40 do emails = emails .. str(3, i == 35 and '\255' or 'e' .. i) end
+    local many = P:encode(person(0, 200))
+    same(many .. emails, 'bad UTF-8 in element 35')
+    local cut = P:encode(person(0, 0)) .. str(5, string.rep('\1', 40)):sub(1, -2)
+    same(cut .. str(1, 'z'), 'a cut packed run')
+    local long = string.rep('\128', 39) .. '\1'
+    same(many .. tag(5, 2) .. varint(#long) .. long, 'a bad varint in a packed run')
+    -- In sub-messages: BenchPayload items with long deltas (packed sint64)
+    -- and many items (an array of tables).
+    local B = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local b = { id = 1, name = 'n', items = {}, values = {} }
+    for i = 1, 50 do
+        local d = {}
+        for j = 1, i do d[j] = (j % 2 == 0 and -j or j) * 1000 end
+        b.items[i] = { id = i, deltas = d }
+    end
+    for _, n in ipairs({ 0, 31, 32, 40, 64, 65, 100, 4096, 4097 }) do
+        -- `values`: unpacked int32, read into a 64-value buffer first.
+        b.values = {}
+        for i = 1, n do b.values[i] = i % 7 == 0 and -i or i * 300 end
+        local bs = B:encode(b)
+        T.eq(B:decode(bs), B:decode(bs, { constructors = false }), n .. ' values')
+        if n > 0 then T.eq(B:decode(bs), b, n .. ' values') end
+        local ser = B:decode(bs, { serialize = true })
+        T.eq(getmetatable(ser.values), getmetatable(B:decode(bs, { serialize = true, constructors = false }).values))
+    end
+end)
