@@ -38,9 +38,16 @@ const PACKED_LOOP_MIN: usize = 4;
 /// of the helper `function(...) return {...} end` on its values (LuaJIT
 /// copies them in with `VARG` and `TSETM`, ~26 instructions an element
 /// fewer than a `lua_rawseti` each; the call costs ~600, so shorter arrays
-/// keep `rawseti`). See `DecodeCtx::bulk_run`.
+/// keep `rawseti`). See `DecodeCtx::bulk_run`. The values all sit on the
+/// stack: LuaJIT halves an idle thread's stack at each GC cycle, so after
+/// one the first such decode grows it back (one reallocation; PERF_LOG,
+/// twelfth session).
 #[cfg(feature = "luajit")]
 const BULK_MIN: usize = 32;
+// The helper takes at least 16 values (host.rs, `PACK_SOURCE`), and
+// `finish_bulk` passes it all but the last.
+#[cfg(feature = "luajit")]
+const _: () = assert!(BULK_MIN > 17);
 /// Longest array built by one call: its values all sit on the stack
 /// first (LuaJIT's C stack holds at most 8,000 slots).
 #[cfg(feature = "luajit")]
@@ -427,6 +434,43 @@ unsafe fn store_values(L: *mut lua_State, slot: c_int, values: &[MaybeUninit<u64
             push(v.assume_init());
             store(L, slot, i as i64 + 1);
         }
+    }
+}
+
+/// Start a bulk array (`DecodeCtx::bulk_run`): a slot for its last value,
+/// then the helper `pack`, above which its values go.
+///
+/// # Safety
+/// `helpers` indexes the helper table; two free slots.
+#[cfg(feature = "luajit")]
+#[inline(always)]
+unsafe fn begin_bulk(L: *mut lua_State, helpers: c_int) {
+    // SAFETY: caller's contract.
+    unsafe {
+        ffi::lua_pushnil(L);
+        lua::push_rawgeti(L, helpers, crate::host::HELPER_PACK);
+    }
+}
+
+/// Finish a bulk array of `n` values (more than 17) pushed after
+/// [`begin_bulk`]: `pack` makes the array of the first `n - 1`, and the
+/// last one is stored with `lua_rawseti`. `TSETM` sizes the array part
+/// one slot past what it stores (8 bytes an array more than
+/// `lua_createtable(n)`); given `n - 1` values, it makes it `n + 1` slots,
+/// what `lua_createtable(n)` makes. Leaves the array in the slot
+/// `begin_bulk` took.
+///
+/// # Safety
+/// As after `begin_bulk` and `n` pushes.
+#[cfg(feature = "luajit")]
+#[inline(always)]
+unsafe fn finish_bulk(L: *mut lua_State, n: i64) {
+    // SAFETY: caller's contract: [slot, pack, v1 .. vn] on top.
+    unsafe {
+        ffi::lua_replace(L, -(n as c_int) - 2);
+        ffi::lua_call(L, n as c_int - 1, 1);
+        ffi::lua_insert(L, -2);
+        lua::rawseti(L, -2, n);
     }
 }
 
@@ -1120,12 +1164,12 @@ impl DecodeCtx<'_> {
         let L = self.L;
         // SAFETY: caller's contract; slot 0 leaves each value on the stack.
         unsafe {
-            lua::push_rawgeti(L, self.helpers, crate::host::HELPER_PACK);
+            begin_bulk(L, self.helpers);
             let last = match run {
                 Some(run) => self.packed_run_into(mi, fi, f, run, r.position(), 0, 0, presize)?,
                 None => self.unpacked_run(mi, fi, f, r, depth, tag, 0, 0, false)?,
             };
-            ffi::lua_call(L, last as c_int, 1);
+            finish_bulk(L, last);
             if self.seq_mt != 0 {
                 self.set_mt(-1, self.seq_mt);
             }
@@ -1265,7 +1309,7 @@ impl DecodeCtx<'_> {
         unsafe {
             let bulk = (BULK_MIN..=BULK_MAX).contains(&presize) && ffi::lua_checkstack(L, presize as c_int + 8) != 0;
             let slot = if bulk {
-                lua::push_rawgeti(L, self.helpers, crate::host::HELPER_PACK);
+                begin_bulk(L, self.helpers);
                 0
             } else {
                 ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
@@ -1288,7 +1332,7 @@ impl DecodeCtx<'_> {
             let last =
                 if more { self.unpacked_run(mi, fi, f, r, depth, tag, slot, k as i64, false)? } else { k as i64 };
             if bulk {
-                ffi::lua_call(L, last as c_int, 1);
+                finish_bulk(L, last);
                 if self.seq_mt != 0 {
                     self.set_mt(-1, self.seq_mt);
                 }

@@ -30,12 +30,23 @@ pub const HELPER_SEQ_MT: i64 = 6;
 /// Index of the `{__serialize = 'map'}` metatable in the helper table.
 pub const HELPER_MAP_MT: i64 = 7;
 
-/// Index of the array constructor `function(...) return {...} end` in the
-/// helper table (decode's bulk arrays, `DecodeCtx::bulk_run`). The table's
-/// other slots: 1–3 the int64 helpers (`int64`), 4 the unknown-field store
-/// (`unknown`), 5–7 above, 8 `lua::HELPER_COPY_BYTES`.
+/// Index of the array constructor (`function(...) return {...} end`, see
+/// `PACK_SOURCE`) in the helper table (decode's bulk arrays,
+/// `DecodeCtx::bulk_run`). The table's other slots: 1–3 the int64 helpers
+/// (`int64`), 4 the unknown-field store (`unknown`), 5–7 above, 8
+/// `lua::HELPER_COPY_BYTES`.
 pub const HELPER_PACK: i64 = 9;
 const _: () = assert!(HELPER_PACK > crate::lua::HELPER_COPY_BYTES && HELPER_PACK > HELPER_MAP_MT);
+
+/// The array constructor at [`HELPER_PACK`]: its arguments as an array.
+/// Sixteen of them are named so that the table starts with an array part
+/// of 17 (`TNEW`), which LuaJIT allocates apart from the table: `{...}`
+/// alone starts with 3 slots inside the table's own allocation, which
+/// stay there, unused, once `TSETM` gives it the array part it needs (32
+/// bytes an array). Callers pass at least 16 values.
+const PACK_SOURCE: &[u8] =
+    b"return function(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, ...) \
+    return {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, ...} end";
 
 type PushI64 = unsafe extern "C-unwind" fn(*mut lua_State, i64);
 type PushU64 = unsafe extern "C-unwind" fn(*mut lua_State, u64);
@@ -213,8 +224,7 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
             ffi::lua_rawset(L, -3);
             lua::rawseti(L, helpers, slot);
         }
-        let pack = b"return function(...) return {...} end";
-        if ffi::luaL_loadbuffer(L, pack.as_ptr().cast(), pack.len(), c"=protolua.pack".as_ptr()) == 0 {
+        if ffi::luaL_loadbuffer(L, PACK_SOURCE.as_ptr().cast(), PACK_SOURCE.len(), c"=protolua.pack".as_ptr()) == 0 {
             ffi::lua_call(L, 0, 1);
             #[cfg(feature = "luajit")]
             crate::shape_ctor::jit_off(L);
