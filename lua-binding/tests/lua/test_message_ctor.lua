@@ -21,6 +21,25 @@ end
 -- or holds a field it does not take.
 local LONG = string.rep('x', 20)
 
+-- 400 rounds of `before()`, 40 new finalizers (each calling `finalizer`),
+-- `after()`, under a GC that steps at every allocation; then the GC as
+-- it was, and a full collection.
+local function with_finalizers(finalizer, before, after)
+    collectgarbage('setpause', 0)
+    collectgarbage('setstepmul', 1000)
+    for _ = 1, 400 do
+        before()
+        for _ = 1, 40 do
+            local p = newproxy(true)
+            getmetatable(p).__gc = finalizer
+        end
+        after()
+    end
+    collectgarbage('setpause', 200)
+    collectgarbage('setstepmul', 200)
+    collectgarbage()
+end
+
 local function count_keys(t)
     local n = 0
     for _ in pairs(t) do n = n + 1 end
@@ -410,19 +429,9 @@ T.test('whole-tree constructors: a finalizer decoding another tree of the same t
         nested = nested + 1
         P:decode(Y)
     end
-    collectgarbage('setpause', 0)
-    collectgarbage('setstepmul', 1000)
-    for _ = 1, 400 do
-        P:decode(X)
-        for _ = 1, 40 do
-            local p = newproxy(true)
-            getmetatable(p).__gc = finalizer
-        end
+    with_finalizers(finalizer, function() P:decode(X) end, function()
         T.eq(P:decode(Y), want_y, 'outer decode of Y')
-    end
-    collectgarbage('setpause', 200)
-    collectgarbage('setstepmul', 200)
-    collectgarbage()
+    end)
     assert(nested > 0, 'no finalizer ran')
 end)
 
@@ -525,19 +534,9 @@ T.test('whole-tree constructors: a finalizer memoising another tree while the pr
             failures[#failures + 1] = 'inner decode of X' .. i .. ': another table'
         end
     end
-    collectgarbage('setpause', 0)
-    collectgarbage('setstepmul', 1000)
-    for _ = 1, 400 do
-        T.eq(P:decode(Y), want_y, 'memoising Y')
-        for _ = 1, 40 do
-            local p = newproxy(true)
-            getmetatable(p).__gc = finalizer
-        end
+    with_finalizers(finalizer, function() T.eq(P:decode(Y), want_y, 'memoising Y') end, function()
         T.eq(P:decode(Y), want_y, 'outer decode of Y')
-    end
-    collectgarbage('setpause', 200)
-    collectgarbage('setstepmul', 200)
-    collectgarbage()
+    end)
     assert(nested > 0, 'no finalizer ran')
     assert(#failures == 0, #failures .. ' failures, the first: ' .. tostring(failures[1]))
 end)
