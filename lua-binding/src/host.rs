@@ -44,6 +44,7 @@ const _: () = assert!(HELPER_PACK > crate::lua::HELPER_COPY_BYTES && HELPER_PACK
 /// alone starts with 3 slots inside the table's own allocation, which
 /// stay there, unused, once `TSETM` gives it the array part it needs (32
 /// bytes an array). Callers pass at least 16 values.
+#[cfg(feature = "luajit")]
 const PACK_SOURCE: &[u8] =
     b"return function(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, ...) \
     return {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, ...} end";
@@ -224,9 +225,10 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
             ffi::lua_rawset(L, -3);
             lua::rawseti(L, helpers, slot);
         }
+        // Only LuaJIT's constructor path builds arrays in bulk.
+        #[cfg(feature = "luajit")]
         if ffi::luaL_loadbuffer(L, PACK_SOURCE.as_ptr().cast(), PACK_SOURCE.len(), c"=protolua.pack".as_ptr()) == 0 {
             ffi::lua_call(L, 0, 1);
-            #[cfg(feature = "luajit")]
             crate::shape_ctor::jit_off(L);
             lua::rawseti(L, helpers, HELPER_PACK);
         } else {
