@@ -20,7 +20,9 @@ use crate::decode::{DecodeCtx, slice_varint};
 use crate::lua;
 use crate::plan::{Card, Kind};
 
-/// Most steps of a program (a signature byte makes at most one).
+/// Most steps of a program: a signature byte makes at most one, and an
+/// element of an array of messages one more (its `Sub`). A signature
+/// needing more gets no program (the signature walk serves it).
 pub const PROGRAM_MAX: usize = 512;
 /// Decodes of its own signature a program may miss before it is dropped.
 pub const PROGRAM_WASTED: u32 = 16;
