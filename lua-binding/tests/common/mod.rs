@@ -8,7 +8,9 @@
 #![allow(dead_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
+use std::cell::Cell;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicIsize, AtomicPtr, Ordering};
 
 use mlua::Lua;
 
@@ -63,9 +65,65 @@ pub fn reset_peak() -> isize {
     now
 }
 
+thread_local! {
+    /// Set while the Lua state's allocator runs ([`count_lua_apart`]).
+    static IN_LUA_ALLOC: Cell<bool> = const { Cell::new(false) };
+    /// Allocations on this thread outside the Lua allocator.
+    static RUST_ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn note_alloc() {
+    let _ = IN_LUA_ALLOC.try_with(|lua| {
+        if !lua.get() {
+            let _ = RUST_ALLOCS.try_with(|n| n.set(n.get() + 1));
+        }
+    });
+}
+
+/// Allocations (and reallocations) this thread made through [`Counting`]
+/// outside the allocator of a Lua state given to [`count_lua_apart`]: what
+/// Rust code (protolua, mlua) asked for.
+pub fn thread_rust_allocs() -> u64 {
+    RUST_ALLOCS.with(Cell::get)
+}
+
+/// The allocator `lua` had before [`count_lua_apart`] wrapped it (mlua's,
+/// the same function for every state; each keeps its own `ud`).
+static LUA_INNER_ALLOC: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+
+unsafe extern "C" fn lua_alloc_apart(ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+    let was = IN_LUA_ALLOC.with(|f| f.replace(true));
+    // SAFETY: the state's own allocator, stored before this one was set.
+    let out = unsafe {
+        let f: mlua::ffi::lua_Alloc = std::mem::transmute(LUA_INNER_ALLOC.load(Ordering::Relaxed));
+        f(ud, ptr, osize, nsize)
+    };
+    IN_LUA_ALLOC.with(|f| f.set(was));
+    out
+}
+
+/// Wrap `lua`'s allocator so that [`thread_rust_allocs`] leaves out what
+/// Lua allocates, and give Lua `rust_allocs()` returning it.
+pub fn count_lua_apart(lua: &Lua) {
+    // SAFETY: swapping the allocator of a state this thread alone uses for
+    // one that forwards every call to it.
+    unsafe {
+        lua.exec_raw::<()>((), |state| {
+            let mut ud = std::ptr::null_mut();
+            let f = mlua::ffi::lua_getallocf(state, &mut ud);
+            LUA_INNER_ALLOC.store(f as *mut c_void, Ordering::Relaxed);
+            mlua::ffi::lua_setallocf(state, lua_alloc_apart, ud);
+        })
+        .expect("swap the allocator");
+    }
+    let f = lua.create_function(|_, ()| Ok(thread_rust_allocs() as f64)).expect("function");
+    lua.globals().set("rust_allocs", f).expect("global");
+}
+
 // SAFETY: forwards to the system allocator, only counting bytes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_alloc();
         note_growth(layout.size() as isize);
         // SAFETY: same layout contract as the caller's.
         unsafe { System.alloc(layout) }
@@ -76,6 +134,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_alloc();
         note_growth(new_size as isize - layout.size() as isize);
         // SAFETY: forwarded contract.
         unsafe { System.realloc(ptr, layout, new_size) }
