@@ -47,6 +47,14 @@ local function median(xs)
     return xs[math.floor((#xs + 1) / 2)]
 end
 
+-- row[key] = the median of the ratios xs, row[key .. '_spread'] = their
+-- (max - min) / median.
+local function put_ratio(row, key, xs)
+    local m = median(xs)
+    row[key] = m
+    row[key .. '_spread'] = (xs[#xs] - xs[1]) / m
+end
+
 -- VARIANTS copies of the cell's table, each with a different value of one
 -- integer field (same encoded size): their encodings are distinct strings,
 -- so the allocation count includes the output string (LuaJIT interns
@@ -207,43 +215,32 @@ for _, c in ipairs(cells) do
             mbs = med * c.size / 1e6, spread = (hi - lo) / med, lua_bytes = lua_b, rust_allocs = rust_n,
             rust_bytes = rust_b }
         if fop then
-            row.floor_ratio = median(ratios)
-            row.floor_ratio_spread = (ratios[#ratios] - ratios[1]) / row.floor_ratio
+            put_ratio(row, 'floor_ratio', ratios)
             row.floor_lua_bytes = allocs(fop, vargs, nil)
         end
         if cop then
-            row.ctor_ratio = median(ctor_ratios)
-            row.ctor_ratio_spread = (ctor_ratios[#ctor_ratios] - ctor_ratios[1]) / row.ctor_ratio
+            put_ratio(row, 'ctor_ratio', ctor_ratios)
             row.ctor_lua_bytes = allocs(cop, vargs, nil)
             if mop then
-                row.ctor_msgpack_ratio = median(ctor_mp_ratios)
-                row.ctor_msgpack_ratio_spread = (ctor_mp_ratios[#ctor_mp_ratios] - ctor_mp_ratios[1])
-                    / row.ctor_msgpack_ratio
+                put_ratio(row, 'ctor_msgpack_ratio', ctor_mp_ratios)
             end
         end
         if pop then
-            row.pctor_ratio = median(pctor_ratios)
-            row.pctor_ratio_spread = (pctor_ratios[#pctor_ratios] - pctor_ratios[1]) / row.pctor_ratio
+            put_ratio(row, 'pctor_ratio', pctor_ratios)
             if mop then
-                row.pctor_msgpack_ratio = median(pctor_mp_ratios)
-                row.pctor_msgpack_ratio_spread = (pctor_mp_ratios[#pctor_mp_ratios] - pctor_mp_ratios[1])
-                    / row.pctor_msgpack_ratio
+                put_ratio(row, 'pctor_msgpack_ratio', pctor_mp_ratios)
             end
         end
         if strict then
             row.walk_floor_ratio = median(walk_ratios)
             row.count_floor_ratio = median(count_ratios)
-            row.strict_ratio = median(strict_ratios)
-            row.strict_ratio_spread = (strict_ratios[#strict_ratios] - strict_ratios[1]) / row.strict_ratio
+            put_ratio(row, 'strict_ratio', strict_ratios)
         end
         if mop then
-            row.msgpack_ratio = median(mp_ratios)
-            row.msgpack_ratio_spread = (mp_ratios[#mp_ratios] - mp_ratios[1]) / row.msgpack_ratio
+            put_ratio(row, 'msgpack_ratio', mp_ratios)
             row.msgpack_lua_bytes = allocs(mop, dir == 'decode' and { mp_bytes } or vargs, nil)
             if fop then
-                row.floor_msgpack_ratio = median(floor_mp_ratios)
-                row.floor_msgpack_ratio_spread = (floor_mp_ratios[#floor_mp_ratios] - floor_mp_ratios[1])
-                    / row.floor_msgpack_ratio
+                put_ratio(row, 'floor_msgpack_ratio', floor_mp_ratios)
             end
         end
         rows[#rows + 1] = row
