@@ -19,6 +19,8 @@ use std::os::raw::c_int;
 
 use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
 
+#[cfg(feature = "luajit")]
+use crate::bulk_array::{self, BULK_MAX, BULK_MIN};
 use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, MissingSet};
 use crate::host::ModuleState;
 use crate::int64::{self, Int64Mode};
@@ -33,25 +35,6 @@ const TRACKED_SLOTS: usize = 32;
 /// Packed varint runs of at least this many values take the run loop
 /// (`DecodeCtx::packed_varints`); shorter ones stay on the element loop.
 const PACKED_LOOP_MIN: usize = 4;
-/// A new array of at least this many elements (and at most
-/// [`BULK_MAX`]) in a message of the constructor path is built by one call
-/// of the helper `function(...) return {...} end` on its values (LuaJIT
-/// copies them in with `VARG` and `TSETM`, ~26 instructions an element
-/// fewer than a `lua_rawseti` each; the call costs ~600, so shorter arrays
-/// keep `rawseti`). See `DecodeCtx::bulk_run`. The values all sit on the
-/// stack: LuaJIT halves an idle thread's stack at each GC cycle, so after
-/// one the first such decode grows it back (one reallocation; PERF_LOG,
-/// twelfth session).
-#[cfg(feature = "luajit")]
-const BULK_MIN: usize = 32;
-// The helper takes at least 16 values (host.rs, `PACK_SOURCE`), and
-// `finish_bulk` passes it all but the last.
-#[cfg(feature = "luajit")]
-const _: () = assert!(BULK_MIN > 17);
-/// Longest array built by one call: its values all sit on the stack
-/// first (LuaJIT's C stack holds at most 8,000 slots).
-#[cfg(feature = "luajit")]
-const BULK_MAX: usize = 4096;
 /// Oneofs whose current member is tracked in a frame-local array.
 const TRACKED_ONEOFS: usize = 8;
 // The plain path takes the required flag as `plain >> 15`.
@@ -437,45 +420,8 @@ unsafe fn store_values(L: *mut lua_State, slot: c_int, values: &[MaybeUninit<u64
     }
 }
 
-/// Start a bulk array (`DecodeCtx::bulk_run`): a slot for its last value,
-/// then the helper `pack`, above which its values go.
-///
-/// # Safety
-/// `helpers` indexes the helper table; two free slots.
-#[cfg(feature = "luajit")]
-#[inline(always)]
-unsafe fn begin_bulk(L: *mut lua_State, helpers: c_int) {
-    // SAFETY: caller's contract.
-    unsafe {
-        ffi::lua_pushnil(L);
-        lua::push_rawgeti(L, helpers, crate::host::HELPER_PACK);
-    }
-}
-
-/// Finish a bulk array of `n` values (more than 17) pushed after
-/// [`begin_bulk`]: `pack` makes the array of the first `n - 1`, and the
-/// last one is stored with `lua_rawseti`. `TSETM` sizes the array part
-/// one slot past what it stores (8 bytes an array more than
-/// `lua_createtable(n)`); given `n - 1` values, it makes it `n + 1` slots,
-/// what `lua_createtable(n)` makes. Leaves the array in the slot
-/// `begin_bulk` took.
-///
-/// # Safety
-/// As after `begin_bulk` and `n` pushes.
-#[cfg(feature = "luajit")]
-#[inline(always)]
-unsafe fn finish_bulk(L: *mut lua_State, n: i64) {
-    // SAFETY: caller's contract: [slot, pack, v1 .. vn] on top.
-    unsafe {
-        ffi::lua_replace(L, -(n as c_int) - 2);
-        ffi::lua_call(L, n as c_int - 1, 1);
-        ffi::lua_insert(L, -2);
-        lua::rawseti(L, -2, n);
-    }
-}
-
 /// `rawseti(slot, n)`: the value on top into the array at `slot`; with
-/// `slot` 0 (a bulk array, `DecodeCtx::bulk_run`) the value stays on the
+/// `slot` 0 (a long array, `crate::bulk_array`) the value stays on the
 /// stack as an argument of the array's constructor.
 ///
 /// # Safety
@@ -599,7 +545,7 @@ fn value_run_of(next_tag: impl Fn(usize) -> Option<usize>, value_end: impl Fn(us
     }
 }
 
-impl DecodeCtx<'_> {
+impl<'a> DecodeCtx<'a> {
     /// Decode `buf` as message `msg` and push the resulting table.
     ///
     /// # Safety
@@ -1014,9 +960,9 @@ impl DecodeCtx<'_> {
                         if seen & bit == 0
                             && !closed
                             && (BULK_MIN..=BULK_MAX).contains(&presize)
-                            && ffi::lua_checkstack(L, presize as c_int + 8) != 0
+                            && let Some(last) = self.bulk_run(mi, fi, f, run, r, depth, tag, presize)
                         {
-                            let last = self.bulk_run(mi, fi, f, run, r, depth, tag, presize)?;
+                            let last = last?;
                             seen |= bit;
                             arg_of.get_unchecked_mut(fi).write(n as u8);
                             count.get_unchecked_mut(n).write(last as u32);
@@ -1141,12 +1087,12 @@ impl DecodeCtx<'_> {
 
     /// A new array of `f` from its first run (`run` its packed bytes, or
     /// `None`: an unpacked run whose first tag `tag` was read; `presize`
-    /// elements) pushed: its values pushed above the helper `pack`
-    /// (`function(...) return {...} end`), then one call. Returns its
-    /// last index.
+    /// elements, within `BULK_MIN..=BULK_MAX`) pushed, made by one call
+    /// ([`Self::long_array`]). Returns its last index; `None` (nothing
+    /// read or pushed) when the stack cannot take it.
     ///
     /// # Safety
-    /// As `message_by_ctor`, with `presize + 8` free slots.
+    /// As `message_by_ctor`.
     #[cfg(feature = "luajit")]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
@@ -1160,20 +1106,103 @@ impl DecodeCtx<'_> {
         depth: u32,
         tag: Tag,
         presize: usize,
-    ) -> Res<i64> {
-        let L = self.L;
-        // SAFETY: caller's contract; slot 0 leaves each value on the stack.
+    ) -> Option<Res<i64>> {
+        let end = r.position();
+        // SAFETY: caller's contract; slot 0 leaves each value for the call.
         unsafe {
-            begin_bulk(L, self.helpers);
-            let last = match run {
-                Some(run) => self.packed_run_into(mi, fi, f, run, r.position(), 0, 0, presize)?,
-                None => self.unpacked_run(mi, fi, f, r, depth, tag, 0, 0, false)?,
-            };
-            finish_bulk(L, last);
-            if self.seq_mt != 0 {
+            let last = self.long_array(f, presize, &mut |c| match run {
+                Some(run) => c.packed_run_into(mi, fi, f, run, end, 0, 0, presize),
+                None => c.unpacked_run(mi, fi, f, r, depth, tag, 0, 0, false),
+            })?;
+            if last.is_ok() && self.seq_mt != 0 {
                 self.set_mt(-1, self.seq_mt);
             }
-            Ok(last)
+            Some(last)
+        }
+    }
+
+    /// Push a long array of `f` of `n` values (`BULK_MIN..=BULK_MAX`) that
+    /// `fill` pushes with slot 0 on the Lua state of the context it is
+    /// given, returning its last index (`crate::bulk_array`). An array of
+    /// scalars or strings is filled on the parked thread when it is free,
+    /// and moved here; any other on this stack. `None` (nothing pushed, the
+    /// input not read) when this stack cannot take it.
+    ///
+    /// # Safety
+    /// As `message_by_ctor`; `fill` as above.
+    #[cfg(feature = "luajit")]
+    unsafe fn long_array(
+        &self,
+        f: &FieldPlan,
+        n: usize,
+        fill: &mut dyn FnMut(&DecodeCtx<'a>) -> Res<i64>,
+    ) -> Option<Res<i64>> {
+        let L = self.L;
+        // SAFETY: caller's contract; on the parked thread, `fill` runs
+        // inside `run_parked`'s `lua_pcall` with the helper and key tables
+        // at the indices `on_thread` gives.
+        unsafe {
+            if !matches!(f.kind, Kind::Message | Kind::Group)
+                && let Some(T) = bulk_array::claim(L, self.helpers, &self.module.bulk_busy)
+            {
+                let mut last = 0;
+                let mut on_parked = |T: *mut lua_State| -> bool {
+                    let c = self.on_thread(T);
+                    if ffi::lua_checkstack(T, n as c_int + 8) == 0 {
+                        self.err.set(CodecError::new(ErrorKind::Internal, None));
+                        return false;
+                    }
+                    ffi::lua_pushnil(T);
+                    ffi::lua_pushvalue(T, bulk_array::FILL_PACK);
+                    match fill(&c) {
+                        Ok(n) => {
+                            bulk_array::finish_here(T, n);
+                            last = n;
+                            true
+                        }
+                        Err(_) => {
+                            self.err.set(c.err.take());
+                            false
+                        }
+                    }
+                };
+                let ok = bulk_array::run_parked(L, T, self.helpers, self.keys, &self.module.bulk_busy, &mut on_parked);
+                return Some(if ok { Ok(last) } else { Err(Fail) });
+            }
+            if !bulk_array::begin_here(L, self.helpers, n) {
+                return None;
+            }
+            let last = fill(self);
+            if let Ok(last) = last {
+                bulk_array::finish_here(L, last);
+            }
+            Some(last)
+        }
+    }
+
+    /// This decode's context with `T` (the parked thread, inside a fill of
+    /// [`Self::long_array`]) as its Lua state: the helper and key tables
+    /// at the fill's arguments, its own error slot, and none of the
+    /// stack slots of this thread (metatables, constructors), which the
+    /// fill of a scalar or string array does not use.
+    #[cfg(feature = "luajit")]
+    fn on_thread(&self, T: *mut lua_State) -> DecodeCtx<'a> {
+        DecodeCtx {
+            L: T,
+            plans: self.plans,
+            keys: bulk_array::FILL_KEYS,
+            helpers: bulk_array::FILL_HELPERS,
+            err: ErrSlot::new(),
+            input: self.input,
+            opts: self.opts,
+            seq_mt: 0,
+            map_mt: 0,
+            root_up: false,
+            last_shape: None,
+            ctor_memo: self.ctor_memo,
+            tree: self.tree,
+            ctors: 0,
+            module: self.module,
         }
     }
 
@@ -1303,41 +1332,42 @@ impl DecodeCtx<'_> {
         } else {
             k + 1
         };
-        // SAFETY: caller's contract: the array's slot, then one for each
-        // value, popped by its rawseti (a bulk array: `presize + 8` slots
-        // checked, each value left for the constructor, `bulk_run`).
+        // The kind's conversion chosen once, each arm its own loop (as
+        // `packed_varints`): matched per value, it cost ~6 a value. The
+        // rest of a run past the buffer (`more`) from `r`.
+        let values = &buf[..k];
+        let body = |c: &DecodeCtx<'a>, slot: c_int, r: &mut Reader<'_>|
+        // SAFETY: `buf[..k]` was written above; called with the array at
+        // `slot` (or slot 0, a long array) and a free slot a value.
         unsafe {
-            let bulk = (BULK_MIN..=BULK_MAX).contains(&presize) && ffi::lua_checkstack(L, presize as c_int + 8) != 0;
-            let slot = if bulk {
-                begin_bulk(L, self.helpers);
-                0
-            } else {
-                ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
-                if self.seq_mt != 0 {
-                    self.set_mt(-1, self.seq_mt);
-                }
-                ffi::lua_gettop(L)
-            };
-            // The kind's conversion chosen once, each arm its own loop (as
-            // `packed_varints`): matched per value, it cost ~6 a value.
-            // SAFETY: the loop above wrote `buf[..k]`.
-            let values = &buf[..k];
+            let L = c.L;
             match f.kind {
-                Kind::Int32 => store_values(L, slot, values, |v| self.push_varint_as(Kind::Int32, f, v)),
-                Kind::UInt32 => store_values(L, slot, values, |v| self.push_varint_as(Kind::UInt32, f, v)),
-                Kind::SInt32 => store_values(L, slot, values, |v| self.push_varint_as(Kind::SInt32, f, v)),
-                Kind::Bool => store_values(L, slot, values, |v| self.push_varint_as(Kind::Bool, f, v)),
-                _ => store_values(L, slot, values, |v| self.push_varint(f, v)),
+                Kind::Int32 => store_values(L, slot, values, |v| c.push_varint_as(Kind::Int32, f, v)),
+                Kind::UInt32 => store_values(L, slot, values, |v| c.push_varint_as(Kind::UInt32, f, v)),
+                Kind::SInt32 => store_values(L, slot, values, |v| c.push_varint_as(Kind::SInt32, f, v)),
+                Kind::Bool => store_values(L, slot, values, |v| c.push_varint_as(Kind::Bool, f, v)),
+                _ => store_values(L, slot, values, |v| c.push_varint(f, v)),
             }
-            let last =
-                if more { self.unpacked_run(mi, fi, f, r, depth, tag, slot, k as i64, false)? } else { k as i64 };
-            if bulk {
-                finish_bulk(L, last);
+            if more { c.unpacked_run(mi, fi, f, r, depth, tag, slot, k as i64, false) } else { Ok(k as i64) }
+        };
+        // SAFETY: caller's contract: the array's slot, then one for each
+        // value, popped by its rawseti (a long array: `long_array` makes
+        // room for its values).
+        unsafe {
+            if (BULK_MIN..=BULK_MAX).contains(&presize)
+                && let Some(last) = self.long_array(f, presize, &mut |c| body(c, 0, r))
+            {
+                let last = last?;
                 if self.seq_mt != 0 {
                     self.set_mt(-1, self.seq_mt);
                 }
+                return Ok(last);
             }
-            Ok(last)
+            ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
+            if self.seq_mt != 0 {
+                self.set_mt(-1, self.seq_mt);
+            }
+            body(self, ffi::lua_gettop(L), r)
         }
     }
 

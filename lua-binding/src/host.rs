@@ -31,12 +31,17 @@ pub const HELPER_SEQ_MT: i64 = 6;
 pub const HELPER_MAP_MT: i64 = 7;
 
 /// Index of the array constructor (`function(...) return {...} end`, see
-/// `PACK_SOURCE`) in the helper table (decode's bulk arrays,
-/// `DecodeCtx::bulk_run`). The table's other slots: 1–3 the int64 helpers
+/// `PACK_SOURCE`) in the helper table (decode's long arrays,
+/// `crate::bulk_array`). The table's other slots: 1–3 the int64 helpers
 /// (`int64`), 4 the unknown-field store (`unknown`), 5–7 above, 8
-/// `lua::HELPER_COPY_BYTES`.
+/// `lua::HELPER_COPY_BYTES`, 10 `HELPER_BULK_THREAD` (LuaJIT).
 pub const HELPER_PACK: i64 = 9;
 const _: () = assert!(HELPER_PACK > crate::lua::HELPER_COPY_BYTES && HELPER_PACK > HELPER_MAP_MT);
+
+/// Index of the parked thread (`crate::bulk_array`) in the helper table:
+/// made at the first long array a decode builds; nil until then.
+#[cfg(feature = "luajit")]
+pub const HELPER_BULK_THREAD: i64 = 10;
 
 /// The array constructor at [`HELPER_PACK`]: its arguments as an array.
 /// Sixteen of them are named so that the table starts with an array part
@@ -194,6 +199,10 @@ pub struct ModuleState {
     /// then encode need not look there. Entries are weak, so this may stay
     /// set after they are collected; that only costs the lookups.
     pub unknown_stored: Cell<bool>,
+    /// Set while a decode fills a long array on the parked thread
+    /// (`crate::bulk_array`): a decode inside it (a finalizer's) keeps its
+    /// own long arrays on its own stack.
+    pub bulk_busy: Cell<bool>,
 }
 
 impl ModuleState {
@@ -243,7 +252,8 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
         ud.write(ModuleUd(None));
         ffi::lua_insert(L, -2);
         ffi::lua_setmetatable(L, -2);
-        (*ud).0 = Some(Rc::new(ModuleState { tarantool, unknown_stored: Cell::new(false) }));
+        (*ud).0 =
+            Some(Rc::new(ModuleState { tarantool, unknown_stored: Cell::new(false), bulk_busy: Cell::new(false) }));
         lua::rawseti(L, helpers, HELPER_MODULE);
     }
 }
@@ -261,7 +271,9 @@ pub unsafe fn get(L: *mut lua_State, helpers: c_int) -> Rc<ModuleState> {
         let ud = ffi::lua_touserdata(L, -1) as *const ModuleUd;
         ffi::lua_pop(L, 1);
         let state = ud.as_ref().and_then(|u| u.0.clone());
-        state.unwrap_or_else(|| Rc::new(ModuleState { tarantool: None, unknown_stored: Cell::new(true) }))
+        state.unwrap_or_else(|| {
+            Rc::new(ModuleState { tarantool: None, unknown_stored: Cell::new(true), bulk_busy: Cell::new(false) })
+        })
     }
 }
 

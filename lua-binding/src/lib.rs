@@ -28,6 +28,8 @@
 // memory (see `error`). It is only built on the cold path; Ok values are unit.
 #![allow(clippy::result_large_err)]
 
+#[cfg(feature = "luajit")]
+pub mod bulk_array;
 pub mod compile;
 pub mod decode;
 pub mod encode;

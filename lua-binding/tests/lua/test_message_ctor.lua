@@ -612,3 +612,120 @@ T.test('constructor path: long new arrays built by one call (bulk)', function()
         T.eq(getmetatable(ser.values), getmetatable(B:decode(bs, { serialize = true, constructors = false }).values))
     end
 end)
+
+T.test('constructor path: long arrays of scalars and strings filled on the parked thread', function()
+    -- LuaJIT fills a long new array of scalars or strings on a coroutine
+    -- of the module's (src/bulk_array.rs), so the caller's stack never
+    -- holds its values; arrays of messages, and a decode inside another's
+    -- fill, keep them on their own stack. Other Luas build every array
+    -- with rawseti: the same tables and the same bytes.
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local B = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    local t = { name = 'n', emails = {}, lucky_numbers = {} }
+    for i = 1, 300 do t.emails[i] = 'e' .. i end
+    for i = 1, 1000 do t.lucky_numbers[i] = i * 7 end
+    local s = P:encode(t)
+    local b = { id = 1, name = 'n', items = {} }
+    for i = 1, 200 do b.items[i] = { id = i } end -- over 180 leaves: no whole-tree constructor
+    local bs = B:encode(b)
+    for _ = 1, 3 do
+        T.eq(P:decode(s), t)
+        coroutine.wrap(function() T.eq(P:decode(s), t) end)()
+    end
+
+    -- A decode in a new coroutine (a small stack) allocates what it does
+    -- on the main thread: the 1,300 values did not grow its stack (they
+    -- would by ~16 KB).
+    local function bytes(f)
+        collectgarbage()
+        collectgarbage('stop')
+        local k0 = collectgarbage('count')
+        f()
+        local k1 = collectgarbage('count')
+        collectgarbage('restart')
+        return (k1 - k0) * 1024
+    end
+    local here = bytes(function() P:decode(s) end)
+    local empty = bytes(function() coroutine.wrap(function() end)() end)
+    local in_co = bytes(function() coroutine.wrap(function() P:decode(s) end)() end)
+    if in_co - empty - here > 1024 then
+        error(string.format('a decode in a new coroutine allocated %d bytes more than on the main thread',
+            in_co - empty - here))
+    end
+
+    -- An error raised inside the array's constructor (here by a debug
+    -- hook: LuaJIT's hooks are global, so it fires on the parked thread
+    -- too) is the decode's error, and the next decodes are right.
+    if T.is_luajit then
+        local function hook()
+            local i = debug.getinfo(2, 'S')
+            if i and i.source == '=protolua.pack' then error('hooked by the test') end
+        end
+        for k, case in ipairs({ { P, s, t }, { B, bs, b } }) do
+            local M, bytes_in, want = case[1], case[2], case[3]
+            debug.sethook(hook, '', 1)
+            local ok, e = pcall(M.decode, M, bytes_in)
+            debug.sethook()
+            T.eq(ok, false, k .. ": the hook's error")
+            assert(tostring(e):find('hooked by the test', 1, true), tostring(e))
+            T.eq(M:decode(bytes_in), want)
+        end
+    end
+
+    if not newproxy then return end -- Lua 5.4: no finalizers on userdata from Lua
+    -- Finalizers decoding long arrays while a fill runs (the GC steps at
+    -- every allocation). The strings of `ss` are garbage between decodes,
+    -- so each decode makes them again: allocations inside the fill, where
+    -- finalizers run, on the parked thread.
+    local ss
+    do
+        local v = { name = 'x', emails = {}, lucky_numbers = {} }
+        for i = 1, 40 do v.emails[i] = 'address number ' .. i .. ' at example.org' end
+        for i = 1, 100 do v.lucky_numbers[i] = -i end
+        ss = P:encode(v)
+    end
+    local function right(got)
+        return #got.emails == 40 and got.emails[40] == 'address number 40 at example.org'
+            and #got.lucky_numbers == 100 and got.lucky_numbers[100] == -100
+    end
+    local this_thread = coroutine.running()
+    local failures, elsewhere = 0, 0
+    local function finalizer()
+        if coroutine.running() ~= this_thread then elsewhere = elsewhere + 1 end
+        local ok, got = pcall(P.decode, P, ss)
+        if not ok or not right(got) then failures = failures + 1 end
+    end
+    local rounds = 0
+    with_finalizers(finalizer, function()
+        rounds = rounds + 1
+        if rounds % 50 == 0 then T.eq(P:decode(s), t) else assert(right(P:decode(ss))) end
+    end, function() end)
+    if T.is_luajit and elsewhere == 0 then error('no finalizer ran on the parked thread') end
+    T.eq(failures, 0)
+end)
+
+T.test('constructor path: a decode error after an array filled on the parked thread, then a trace exit', function()
+    -- After the call on the parked thread, a decode error raised on the
+    -- caller's thread, then a trace exit: LuaJIT before 2023 (LuaJIT#1066,
+    -- Debian 12's luajit) crashed here unless the caller's thread is made
+    -- current again (bulk_array::back_on). The reproducer of #1066.
+    if not (T.is_luajit and jit.status()) then return end
+    local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+    local nums = {}
+    for i = 1, 40 do nums[i] = i end
+    -- 40 lucky numbers (a long array), then a field with wire type 7.
+    local bad = P:encode({ lucky_numbers = nums }) .. string.char(6 * 8 + 7)
+    local function onesnap(v)
+        if v then return 1 else return 0 end
+    end
+    -- Straight on, as the reproducer: `onesnap` compiled, the error, then
+    -- its trace's exit before any other call.
+    jit.opt.start('hotloop=1')
+    onesnap(true)
+    onesnap(true)
+    local ok, e = pcall(P.decode, P, bad)
+    local exit = onesnap(false)
+    jit.opt.start('hotloop=56')
+    T.eq(exit, 0)
+    assert(not ok and tostring(e):find('wire type 7', 1, true), tostring(e))
+end)
