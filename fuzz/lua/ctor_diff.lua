@@ -220,14 +220,20 @@ local function field_occ(file, name, f, depth, segs)
         local packable = WT[ty] ~= 2 and WT[ty] ~= 3
         if packable and rand(2) == 1 then
             local vals = {}
-            for i = 1, (rand(5) == 1 and 0 or rand(1, 6)) do vals[i] = scalar_value(file, f) end
+            -- Now and then a long run: an array made by one call
+            -- (src/bulk_array.rs, 32 values or more).
+            local n = rand(5) == 1 and 0 or rand(30) == 1 and rand(30, 200) or rand(1, 6)
+            for i = 1, n do vals[i] = scalar_value(file, f) end
             local body = concat(vals)
             if rand(20) == 1 and #body > 0 then body = body:sub(1, -2) end
             segs[#segs + 1] = tag(num, 2) .. len(body)
         else
             -- Now and then a long run of a scalar: past the 64 values
             -- that `fresh_varint_run` reads before it makes the array.
-            local n = (ty ~= 'message' and ty ~= 'group' and depth < 3 and rand(40) == 1) and rand(60, 140) or rand(1, 4)
+            -- Sub-messages now and then a run of 30-40: arrays of messages
+            -- made by one call on the caller's stack.
+            local n = (ty ~= 'message' and ty ~= 'group' and depth < 3 and rand(40) == 1) and rand(60, 140)
+                or (depth < 2 and rand(60) == 1) and rand(30, 40) or rand(1, 4)
             for _ = 1, n do segs[#segs + 1] = one() end
         end
     else
