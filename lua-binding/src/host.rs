@@ -32,16 +32,45 @@ pub const HELPER_MAP_MT: i64 = 7;
 
 /// Index of the array constructor (`function(...) return {...} end`, see
 /// `PACK_SOURCE`) in the helper table (decode's long arrays,
-/// `crate::bulk_array`). The table's other slots: 1–3 the int64 helpers
-/// (`int64`), 4 the unknown-field store (`unknown`), 5–7 above, 8
-/// `lua::HELPER_COPY_BYTES`, 10 `HELPER_BULK_THREAD` (LuaJIT).
-pub const HELPER_PACK: i64 = 9;
-const _: () = assert!(HELPER_PACK > crate::lua::HELPER_COPY_BYTES && HELPER_PACK > HELPER_MAP_MT);
+/// `crate::bulk_array`).
+pub const HELPER_PACK: i64 = 12;
 
 /// Index of the parked thread (`crate::bulk_array`) in the helper table:
 /// made at the first long array a decode builds; nil until then.
-#[cfg(feature = "luajit")]
-pub const HELPER_BULK_THREAD: i64 = 10;
+pub const HELPER_BULK_THREAD: i64 = 13;
+
+/// Every slot of the module's helper table, by its owner: 1–3 the int64
+/// helpers (`int64`: `int64_t`, `uint64_t`, the classifier), then the named
+/// slots. Checked distinct at compile time: slots 9 and 10 were once given
+/// twice (the pack helper over the key counter, the parked thread over the
+/// batch key counter), which silently sent encode's key counts to their
+/// `lua_next` fallback.
+const HELPER_SLOTS: [i64; 13] = [
+    1,
+    2,
+    3,
+    crate::unknown::HELPER_UNKNOWN,
+    HELPER_MODULE,
+    HELPER_SEQ_MT,
+    HELPER_MAP_MT,
+    crate::lua::HELPER_COPY_BYTES,
+    crate::int64::HELPER_COUNT_KEYS,
+    crate::int64::HELPER_COUNT_BATCH_KEYS,
+    crate::int64::HELPER_MAKE_FETCHER,
+    HELPER_PACK,
+    HELPER_BULK_THREAD,
+];
+const _: () = {
+    let mut i = 0;
+    while i < HELPER_SLOTS.len() {
+        let mut j = i + 1;
+        while j < HELPER_SLOTS.len() {
+            assert!(HELPER_SLOTS[i] != HELPER_SLOTS[j], "two helpers share a slot of the helper table");
+            j += 1;
+        }
+        i += 1;
+    }
+};
 
 /// The array constructor at [`HELPER_PACK`]: its arguments as an array.
 /// Sixteen of them are named so that the table starts with an array part
