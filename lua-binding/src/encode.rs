@@ -202,6 +202,14 @@ const FETCH_MAX_FIELDS: usize = 64;
 /// See [`FETCH_MAX_FIELDS`].
 const FETCH_MAX_DEPTH: u32 = 8;
 
+/// Where this LuaJIT does not compile the fetchers' `next` loops
+/// (`ModuleState::next_compiles`), only messages of at least this many
+/// declared fields are fetched: interpreted inside Tarantool 2.6, the
+/// fetch cost Person (5 fields) 23 % more instructions than the C API
+/// reads and saved BenchPayload (18 fields) 7.5 % once its 3-field `Inner`
+/// items were read through the C API too (PERF_LOG, thirteenth session).
+const FETCH_INTERPRETED_MIN_FIELDS: usize = 8;
+
 /// Repeated sub-messages of at most this many declared fields (at most
 /// [`FETCH_MAX_DEPTH`] deep) are fetched a batch of [`MESSAGE_BATCH`]
 /// elements per Lua call ([`EncodeCtx::fetched_elements`]): at most
@@ -532,6 +540,7 @@ impl EncodeCtx<'_> {
             && depth <= FETCH_MAX_DEPTH
             && !plan.fields.is_empty()
             && plan.fields.len() <= FETCH_MAX_FIELDS
+            && (self.module.next_compiles || plan.fields.len() >= FETCH_INTERPRETED_MIN_FIELDS)
     }
 
     /// Strict keys, LuaJIT: call message `mi`'s fetcher (made on first use

@@ -45,7 +45,7 @@ pub const HELPER_BULK_THREAD: i64 = 13;
 /// twice (the pack helper over the key counter, the parked thread over the
 /// batch key counter), which silently sent encode's key counts to their
 /// `lua_next` fallback.
-const HELPER_SLOTS: [i64; 13] = [
+const HELPER_SLOTS: [i64; 14] = [
     1,
     2,
     3,
@@ -57,6 +57,7 @@ const HELPER_SLOTS: [i64; 13] = [
     crate::int64::HELPER_COUNT_KEYS,
     crate::int64::HELPER_COUNT_BATCH_KEYS,
     crate::int64::HELPER_MAKE_FETCHER,
+    crate::int64::HELPER_NEXT_COMPILES,
     HELPER_PACK,
     HELPER_BULK_THREAD,
 ];
@@ -232,6 +233,10 @@ pub struct ModuleState {
     /// (`crate::bulk_array`): a decode inside it (a finalizer's) keeps its
     /// own long arrays on its own stack.
     pub bulk_busy: Cell<bool>,
+    /// LuaJIT: whether a `next` loop was compiled when the module loaded
+    /// (`int64::HELPER_NEXT_COMPILES`), so that encode's fetchers run as
+    /// traces; `true` elsewhere (unused).
+    pub next_compiles: bool,
 }
 
 impl ModuleState {
@@ -273,6 +278,12 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
             ffi::lua_pop(L, 1);
         }
         let tarantool = Tarantool::resolve(L);
+        let next_compiles = !lua::IS_LUAJIT || {
+            lua::rawgeti(L, helpers, crate::int64::HELPER_NEXT_COMPILES);
+            let b = ffi::lua_toboolean(L, -1) != 0;
+            ffi::lua_pop(L, 1);
+            b
+        };
         ffi::lua_createtable(L, 0, 1);
         lua::push_bytes(L, b"__gc");
         ffi::lua_pushcfunction(L, module_gc);
@@ -281,8 +292,12 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
         ud.write(ModuleUd(None));
         ffi::lua_insert(L, -2);
         ffi::lua_setmetatable(L, -2);
-        (*ud).0 =
-            Some(Rc::new(ModuleState { tarantool, unknown_stored: Cell::new(false), bulk_busy: Cell::new(false) }));
+        (*ud).0 = Some(Rc::new(ModuleState {
+            tarantool,
+            unknown_stored: Cell::new(false),
+            bulk_busy: Cell::new(false),
+            next_compiles,
+        }));
         lua::rawseti(L, helpers, HELPER_MODULE);
     }
 }
@@ -301,7 +316,12 @@ pub unsafe fn get(L: *mut lua_State, helpers: c_int) -> Rc<ModuleState> {
         ffi::lua_pop(L, 1);
         let state = ud.as_ref().and_then(|u| u.0.clone());
         state.unwrap_or_else(|| {
-            Rc::new(ModuleState { tarantool: None, unknown_stored: Cell::new(true), bulk_busy: Cell::new(false) })
+            Rc::new(ModuleState {
+                tarantool: None,
+                unknown_stored: Cell::new(true),
+                bulk_busy: Cell::new(false),
+                next_compiles: true,
+            })
         })
     }
 }

@@ -44,8 +44,17 @@ pub const HELPER_COUNT_BATCH_KEYS: i64 = 10;
 /// See `EncodeCtx::fetch_fields` and `EncodeCtx::fetched_elements`.
 pub const HELPER_MAKE_FETCHER: i64 = 11;
 
+/// Index of a boolean in the LuaJIT helper table: whether this LuaJIT, as
+/// the module loads, compiles a `next` loop (`ITERN`; probed by running
+/// one hot under `jit.attach`). The fetchers count keys with one; where it
+/// is not compiled (Tarantool 2.6's LuaJIT: "NYI: bytecode 72", or the JIT
+/// off) they run interpreted and cost more than the C API reads on small
+/// messages (`EncodeCtx::fetches`).
+pub const HELPER_NEXT_COMPILES: i64 = 14;
+
 /// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify,
-/// [9] = count, [10] = count_batch, [11] = make_fetcher }`. The counters'
+/// [9] = count, [10] = count_batch, [11] = make_fetcher, [14] =
+/// next_compiles }`. The counters'
 /// loops are `next` loops, which LuaJIT runs by table slot (`ITERN`);
 /// `next`, `rawget`, `rawset`, `loadstring` and `getmetatable` are the
 /// ones there when the module loads.
@@ -203,6 +212,31 @@ local function count_batch(a, i, j)
     if i == j then return n end
     return n, count_batch(a, i + 1, j)
 end
+-- Whether a hot `next` loop gets a trace (see HELPER_NEXT_COMPILES).
+local function next_compiles()
+    local jit = rawget(_G, 'jit')
+    if type(jit) ~= 'table' or not jit.status or not jit.status() or not jit.attach then return false end
+    local function probe(t)
+        local n = 0
+        for _ in next, t do n = n + 1 end
+        return n
+    end
+    local started, compiled = {}, false
+    local function on_trace(what, tr, func)
+        if what == 'start' and func == probe then
+            started[tr] = true
+        elseif what == 'stop' and started[tr] then
+            compiled = true
+        end
+    end
+    jit.attach(on_trace, 'trace')
+    local t = { a = 1, b = 2, c = 3, d = 4 }
+    local ok = pcall(function()
+        for _ = 1, 300 do probe(t) end
+    end)
+    jit.attach(on_trace)
+    return ok and compiled
+end
 return { i64, u64, function(v)
     if istype(i64, v) then return 1 elseif istype(u64, v) then return 2 end
     if v == nil then return 3 end -- a NULL pointer (box.NULL, msgpack.NULL)
@@ -211,7 +245,7 @@ end, [9] = function(t)
     local n = 0
     for _ in next, t do n = n + 1 end
     return n
-end, [10] = count_batch, [11] = make_fetcher }
+end, [10] = count_batch, [11] = make_fetcher, [14] = next_compiles() }
 "#;
 
 /// Push a signed 64-bit value; `helpers` indexes the helper table (LuaJIT).

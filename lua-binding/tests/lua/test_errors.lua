@@ -784,8 +784,16 @@ local function recode_kids(level)
     end
 end
 
+T.test('encode: LuaJIT compiles the fetchers\' `next` loops outside Tarantool 2.6 (else the fetch tests skip)', function()
+    -- The vendored LuaJIT and Debian's compile them; Tarantool 2.6's does
+    -- not ("NYI: bytecode 72"), where encode fetches only wide messages.
+    if T.is_luajit and not rawget(_G, 'box') then T.eq(T.next_compiles(), true) end
+end)
+
 T.test('errors encode: a hook that turns the fetch count slot into a numeric string (LuaJIT)', function()
-    if not T.is_luajit then return end
+    -- Node (3 fields) is fetched only where LuaJIT compiles the fetchers'
+    -- `next` loops (T.next_compiles).
+    if not (T.is_luajit and T.next_compiles()) then return end
     -- A schema of its own: no encode hints from the tests above.
     local Node = protolua.load_file(DESC .. 'alltypes3.fds'):message('protolua.test.Node')
     for _ = 1, 5 do Node:encode({ value = 1, kids = { { value = 2 } } }) end
