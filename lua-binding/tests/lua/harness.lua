@@ -224,30 +224,16 @@ end
 
 T.is_luajit = is_luajit
 
---- Whether this LuaJIT compiles a hot `next` loop, probed as the module
---- does when it loads (src/int64.rs, HELPER_NEXT_COMPILES). Where it does
---- not (Tarantool 2.6's LuaJIT, or the JIT off), encode fetches only
---- messages of 8 or more fields (src/encode.rs, FETCH_INTERPRETED_MIN_FIELDS).
+--- Whether this LuaJIT compiled a hot `next` loop when protolua loaded:
+--- the module's own probe, read from its helper table (upvalue 1 of
+--- `protolua.unknown`; slot 14, src/int64.rs HELPER_NEXT_COMPILES). Where
+--- it did not (Tarantool 2.6's LuaJIT, or the JIT off), encode fetches
+--- only messages of 8 or more fields (src/encode.rs,
+--- FETCH_INTERPRETED_MIN_FIELDS).
 function T.next_compiles()
-    if not (is_luajit and jit.status() and jit.attach) then return false end
-    local function probe(t)
-        local n = 0
-        for _ in next, t do n = n + 1 end
-        return n
-    end
-    local started, compiled = {}, false
-    local function on_trace(what, tr, func)
-        if what == 'start' and func == probe then
-            started[tr] = true
-        elseif what == 'stop' and started[tr] then
-            compiled = true
-        end
-    end
-    jit.attach(on_trace, 'trace')
-    local t = { a = 1, b = 2, c = 3, d = 4 }
-    for _ = 1, 300 do probe(t) end
-    jit.attach(on_trace)
-    return compiled
+    if not is_luajit then return false end
+    local _, helpers = debug.getupvalue(protolua.unknown, 1)
+    return type(helpers) == 'table' and helpers[14] == true
 end
 
 --- Print the summary; error if anything failed (hosts turn that into a failure).
