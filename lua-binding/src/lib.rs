@@ -28,31 +28,18 @@
 // memory (see `error`). It is only built on the cold path; Ok values are unit.
 #![allow(clippy::result_large_err)]
 
-#[cfg(feature = "luajit")]
-pub mod bulk_array;
-pub mod compile;
-pub mod decode;
-pub mod encode;
+pub mod api;
+pub mod binary;
 pub mod error;
-pub mod features;
-pub mod host;
-pub mod int64;
-pub mod key_index;
 pub mod lua;
-pub mod message_api;
 pub mod plan;
-pub mod schema;
-#[cfg(feature = "luajit")]
-pub mod shape_ctor;
-#[cfg(feature = "luajit")]
-pub mod tree_ctor;
-#[cfg(feature = "luajit")]
-pub mod tree_program;
+pub mod slots;
 pub mod unknown;
 
 use std::os::raw::c_int;
 
 use crate::lua::{ffi, lua_State};
+use crate::slots::Helper;
 
 /// Module version, exposed as `protolua._VERSION`.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -67,28 +54,28 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
     unsafe {
         ffi::luaL_checkstack(L, 16, c"protolua: luaopen".as_ptr());
         // Temporary-buffer metatable for re-entrant encodes.
-        ffi::lua_pushlightuserdata(L, lua::static_key(&message_api::TEMP_BUF_MT));
+        ffi::lua_pushlightuserdata(L, lua::static_key(&api::message::TEMP_BUF_MT));
         ffi::lua_createtable(L, 0, 1);
         lua::push_bytes(L, b"__gc");
-        ffi::lua_pushcfunction(L, message_api::temp_buffers_gc);
+        ffi::lua_pushcfunction(L, api::message::temp_buffers_gc);
         ffi::lua_rawset(L, -3);
         ffi::lua_rawset(L, ffi::LUA_REGISTRYINDEX);
 
         ffi::lua_createtable(L, 0, 4);
         let module = ffi::lua_gettop(L);
-        schema::push_schema_metatable(L);
+        api::schema::push_schema_metatable(L);
         let mt = ffi::lua_gettop(L);
         push_int64_helpers(L);
         let helpers = ffi::lua_gettop(L);
         unknown::create_store(L, helpers);
-        host::create(L, helpers);
+        lua::host::create(L, helpers);
         ffi::lua_pushcfunction(L, lua::copy_bytes);
-        lua::rawseti(L, helpers, lua::HELPER_COPY_BYTES);
+        lua::rawseti(L, helpers, Helper::CopyBytes.at());
         lua::push_bytes(L, b"unknown");
         ffi::lua_pushvalue(L, helpers);
         ffi::lua_pushcclosure(L, unknown::unknown_of, 1);
         ffi::lua_rawset(L, module);
-        for (name, f) in [("load", schema::load as ffi::lua_CFunction), ("load_file", schema::load_file)] {
+        for (name, f) in [("load", api::schema::load as ffi::lua_CFunction), ("load_file", api::schema::load_file)] {
             lua::push_bytes(L, name.as_bytes());
             ffi::lua_pushvalue(L, mt);
             ffi::lua_pushvalue(L, helpers);
@@ -108,7 +95,7 @@ unsafe fn push_int64_helpers(L: *mut lua_State) {
     // SAFETY: loading and running our own constant chunk.
     unsafe {
         if lua::IS_LUAJIT {
-            let src = int64::LUAJIT_HELPERS;
+            let src = lua::int64::LUAJIT_HELPERS;
             let name = c"=protolua.int64";
             if ffi::luaL_loadbuffer(L, src.as_ptr().cast(), src.len(), name.as_ptr()) == 0
                 && ffi::lua_pcall(L, 0, 1, 0) == 0

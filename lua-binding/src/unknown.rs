@@ -15,15 +15,13 @@
 //!
 //! Cost: nothing for messages without unknown fields on decode. Encode
 //! looks in the store only once some decode has put bytes there (a flag in
-//! [`crate::host::ModuleState`]); from then on, one raw lookup per message
+//! [`crate::lua::host::ModuleState`]); from then on, one raw lookup per message
 //! table.
 
 use std::os::raw::c_int;
 
 use crate::lua::{self, ffi, lua_State, upvalue};
-
-/// Index of the unknown-field store in the helper table.
-pub const HELPER_UNKNOWN: i64 = 4;
+use crate::slots::Helper;
 
 /// Create the weak-keyed store and put it in the helper table at `helpers`.
 ///
@@ -38,7 +36,7 @@ pub unsafe fn create_store(L: *mut lua_State, helpers: c_int) {
         lua::push_bytes(L, b"k");
         ffi::lua_rawset(L, -3);
         ffi::lua_setmetatable(L, -2);
-        lua::rawseti(L, helpers, HELPER_UNKNOWN);
+        lua::rawseti(L, helpers, Helper::Unknown.at());
     }
 }
 
@@ -49,7 +47,7 @@ pub unsafe fn create_store(L: *mut lua_State, helpers: c_int) {
 pub unsafe fn push_store(L: *mut lua_State, helpers: c_int) -> Option<c_int> {
     // SAFETY: raw read of our own table.
     unsafe {
-        if lua::rawgeti(L, helpers, HELPER_UNKNOWN) != ffi::LUA_TTABLE {
+        if lua::rawgeti(L, helpers, Helper::Unknown.at()) != ffi::LUA_TTABLE {
             ffi::lua_pop(L, 1);
             return None;
         }
@@ -88,7 +86,7 @@ pub unsafe extern "C-unwind" fn unknown_of(L: *mut lua_State) -> c_int {
             ffi::lua_pushnil(L);
             return 1;
         }
-        if lua::rawgeti(L, upvalue(1), HELPER_UNKNOWN) != ffi::LUA_TTABLE {
+        if lua::rawgeti(L, upvalue(1), Helper::Unknown.at()) != ffi::LUA_TTABLE {
             ffi::lua_pushnil(L);
             return 1;
         }

@@ -19,39 +19,6 @@ use crate::lua::{self, ffi, lua_State};
 /// Largest magnitude a double holds exactly.
 const EXACT: u64 = 1 << 53;
 
-/// Index of the key counter (strict keys) in the LuaJIT helper table:
-/// `count(t)` is the number of keys of table `t`.
-pub const HELPER_COUNT_KEYS: i64 = 9;
-
-/// Index of the batch key counter: `count_batch(a, i, j)` returns the
-/// number of keys of each of the tables `a[i]`, ..., `a[j]` (raw reads;
-/// an error if one is not a table).
-pub const HELPER_COUNT_BATCH_KEYS: i64 = 10;
-
-/// Index of the fetcher maker: `make_fetcher(keys, slot, bslot, n, id...,
-/// [fi, m, id...]...)` stores in `keys[slot]` a function `fetch(t)` that
-/// returns the number of keys of table `t`, then `t`'s raw values for the
-/// `n` key strings `keys[id]`, in the order given, then for each nested
-/// field (its 0-based index `fi` among the `n`, the `m` key ids of its
-/// message) the key count and the `m` values of that field's value when
-/// it is a table (else `m + 1` nils); and, when `bslot` is not 0, in
-/// `keys[bslot]` a function `fetch_batch(a, i, j)` that returns, for each
-/// table `a[i]`, ..., `a[j]` (at most 8: `encode::MESSAGE_BATCH`), the
-/// table itself, its key count and its values (nothing nested). Each "key count" is a count slot: the count
-/// (at most 2^20 − 1) plus 2^20 × the type codes of the first 11 values
-/// that follow it, 3 bits each (see `encode::unpack_count`).
-/// `false` where a function cannot be made (e.g. without `loadstring`).
-/// See `EncodeCtx::fetch_fields` and `EncodeCtx::fetched_elements`.
-pub const HELPER_MAKE_FETCHER: i64 = 11;
-
-/// Index of a boolean in the LuaJIT helper table: whether this LuaJIT, as
-/// the module loads, compiles a `next` loop (`ITERN`; probed by running
-/// one hot under `jit.attach`). The fetchers count keys with one; where it
-/// is not compiled (Tarantool 2.6's LuaJIT: "NYI: bytecode 72", or the JIT
-/// off) they run interpreted and cost more than the C API reads on small
-/// messages (`EncodeCtx::fetches`).
-pub const HELPER_NEXT_COMPILES: i64 = 14;
-
 /// Lua source of the LuaJIT helper table `{ int64_t, uint64_t, classify,
 /// [9] = count, [10] = count_batch, [11] = make_fetcher, [14] =
 /// next_compiles }`. The counters'
@@ -212,7 +179,7 @@ local function count_batch(a, i, j)
     if i == j then return n end
     return n, count_batch(a, i + 1, j)
 end
--- Whether a hot `next` loop gets a trace (see HELPER_NEXT_COMPILES).
+-- Whether a hot `next` loop gets a trace (see Helper::NextCompiles.at()).
 local function next_compiles()
     local jit = rawget(_G, 'jit')
     if type(jit) ~= 'table' or not jit.status or not jit.status() or not jit.attach then return false end

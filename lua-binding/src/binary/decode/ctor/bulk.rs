@@ -30,8 +30,8 @@
 use std::cell::Cell;
 use std::os::raw::{c_int, c_void};
 
-use crate::host::{HELPER_BULK_THREAD, HELPER_PACK};
 use crate::lua::{self, ffi, lua_State};
+use crate::slots::Helper;
 
 /// Shortest array built by one call: the call costs ~600 instructions (on
 /// the parked thread inside Tarantool ~550 more: PERF_LOG, thirteenth
@@ -84,7 +84,7 @@ pub unsafe fn begin_here(L: *mut lua_State, helpers: c_int, n: usize) -> bool {
             return false;
         }
         ffi::lua_pushnil(L);
-        lua::push_rawgeti(L, helpers, HELPER_PACK);
+        lua::push_rawgeti(L, helpers, Helper::Pack.at());
         true
     }
 }
@@ -123,7 +123,7 @@ pub unsafe fn claim(L: *mut lua_State, helpers: c_int, busy: &Cell<bool>) -> Opt
     }
     // SAFETY: caller's contract.
     unsafe {
-        lua::push_rawgeti(L, helpers, HELPER_BULK_THREAD);
+        lua::push_rawgeti(L, helpers, Helper::BulkThread.at());
         let mut parked = ffi::lua_tothread(L, -1);
         ffi::lua_pop(L, 1);
         if parked.is_null() {
@@ -235,7 +235,7 @@ unsafe fn make_parked(L: *mut lua_State, helpers: c_int) -> *mut lua_State {
     unsafe {
         let T = ffi::lua_newthread(L);
         ffi::lua_pushcfunction(L, size_parked);
-        lua::push_rawgeti(L, helpers, HELPER_PACK);
+        lua::push_rawgeti(L, helpers, Helper::Pack.at());
         ffi::lua_xmove(L, T, 2);
         if ffi::lua_pcall(T, 1, ffi::LUA_MULTRET, 0) != 0 || ffi::lua_gettop(T) != PARKED_TOP {
             ffi::lua_settop(T, 0);
@@ -246,7 +246,7 @@ unsafe fn make_parked(L: *mut lua_State, helpers: c_int) -> *mut lua_State {
             return std::ptr::null_mut();
         }
         back_on(L, T);
-        lua::rawseti(L, helpers, HELPER_BULK_THREAD);
+        lua::rawseti(L, helpers, Helper::BulkThread.at());
         T
     }
 }

@@ -29,7 +29,7 @@ use std::os::raw::c_int;
 
 use pbwire::{Reader, WireType};
 
-use crate::decode::DecodeCtx;
+use crate::binary::decode::DecodeCtx;
 use crate::lua::{self, ffi};
 use crate::plan::{Card, Kind, PLAIN_REQUIRED};
 
@@ -67,7 +67,7 @@ pub struct TreeMemo {
     /// meanwhile (a finalizer, a hook) memoised another.
     generation: Cell<u32>,
     /// `sig` as steps, run before the signature walk (`tree_program`).
-    program: crate::tree_program::Program,
+    program: crate::binary::decode::ctor::program::Program,
 }
 
 /// The signature being recorded (`bytes[..len]` written).
@@ -377,11 +377,11 @@ impl DecodeCtx<'_> {
                         .into_bytes(),
                     )
                 };
-                if !crate::shape_ctor::compile_source_and_cache(
+                if !crate::binary::decode::ctor::shape::compile_source_and_cache(
                     L,
                     self.ctors,
                     k,
-                    crate::shape_ctor::MAX_MESSAGE_SHAPES,
+                    crate::binary::decode::ctor::shape::MAX_MESSAGE_SHAPES,
                     source,
                     &[self.map_mt, self.seq_mt],
                 ) {
@@ -468,7 +468,7 @@ impl DecodeCtx<'_> {
 fn push_varints(run: &[u8], push: impl Fn(u64)) -> Option<usize> {
     let (mut rest, mut n) = (run, 0);
     while !rest.is_empty() {
-        let (v, tail) = crate::decode::slice_varint(rest)?;
+        let (v, tail) = crate::binary::decode::slice_varint(rest)?;
         push(v);
         n += 1;
         rest = tail;

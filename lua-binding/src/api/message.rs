@@ -30,31 +30,15 @@ use std::cell::Cell;
 use std::os::raw::c_int;
 use std::rc::Rc;
 
-use crate::decode::DecodeCtx;
-use crate::encode::{EncodeBuffers, EncodeCtx};
+use crate::api::options::read_options;
+use crate::api::schema::SchemaInner;
+use crate::binary::decode::DecodeCtx;
+use crate::binary::encode::{EncodeBuffers, EncodeCtx};
 use crate::error::{raise_fmt, type_name};
 use crate::lua::{self, ffi, lua_State, upvalue};
+use crate::plan::options::LoadOptions;
 use crate::plan::{Card, Kind, MessagePlan, NOT_PLAIN};
-use crate::schema::SchemaInner;
-use crate::schema::{LoadOptions, read_options};
-
-/// `Msg:decode`'s upvalue holding the map metatable (see the module doc).
-pub const DECODE_UP_MAP_MT: c_int = 4;
-
-/// `Msg:decode`'s upvalue holding the key string of field number 0 (never
-/// a field: it keeps the numbering plain); number `n` is at this plus `n`.
-pub const DECODE_UP_KEYS: c_int = 5;
-
-/// `Msg:decode`'s upvalue holding the root fast path's constructor cache
-/// ([`crate::shape_ctor`]), after the 16 key strings (LuaJIT only).
-#[cfg(feature = "luajit")]
-pub const DECODE_UP_CTORS: c_int = DECODE_UP_KEYS + 16;
-
-/// `Msg:decode`'s upvalue holding the constructor of the last shape
-/// decoded ([`MessageUd::last_shape`]): a run of one shape takes it with
-/// one `lua_pushvalue`, not a cache lookup and a type check (LuaJIT only).
-#[cfg(feature = "luajit")]
-pub const DECODE_UP_LAST_CTOR: c_int = DECODE_UP_CTORS + 1;
+use crate::slots::Helper;
 
 /// Userdata payload of a message handle.
 pub struct MessageUd {
@@ -171,7 +155,7 @@ unsafe fn call_options(L: *mut lua_State, inner: &SchemaInner, opts: c_int, what
 /// value on the stack. Called from a C function called by Lua that has
 /// pushed at most 8 values above its base (`schema:encode` pushes 8): of
 /// the `LUA_MINSTACK` (20) slots, this function takes up to 2 and the root
-/// message [`crate::encode::ROOT_STACK_FREE`] without `lua_checkstack`.
+/// message [`crate::binary::encode::ROOT_STACK_FREE`] without `lua_checkstack`.
 #[inline(always)]
 pub unsafe fn encode_with(
     L: *mut lua_State,
@@ -491,7 +475,7 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
             ffi::lua_pushvalue(L, handle);
             ffi::lua_pushvalue(L, helpers);
             if name == b"decode" {
-                lua::push_rawgeti(L, helpers, crate::host::HELPER_MAP_MT);
+                lua::push_rawgeti(L, helpers, Helper::MapMt.at());
                 for &k in plain_keys {
                     if k == 0 {
                         ffi::lua_pushnil(L);

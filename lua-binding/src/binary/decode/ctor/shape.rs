@@ -16,7 +16,7 @@
 //! fast path read, in wire order, without a repeat, at most
 //! [`CTOR_FIELDS`] of them, packed four bits a number into a positive
 //! `int`. It keys the handle's constructor cache, `Msg:decode`'s upvalue
-//! [`crate::message_api::DECODE_UP_CTORS`]; `[0]` counts the entries. A
+//! [`crate::api::message::DECODE_UP_CTORS`]; `[0]` counts the entries. A
 //! miss compiles the shape's constructor from generated source, once: at
 //! most [`MAX_SHAPES`] a handle, beyond which the C API path serves.
 //! The constructors run in the interpreter (`luaJIT_setmode` turns
@@ -271,13 +271,6 @@ pub type Shape = [u8; SHAPE_FIELDS + 1];
 /// Most constructors cached per schema for the general walk; beyond
 /// that, new shapes are built through the C API.
 pub const MAX_MESSAGE_SHAPES: i64 = 1024;
-
-/// The key table's slot holding the schema's constructor table (LuaJIT):
-/// `[mi + 1]` the constructor of message `mi`'s memoised shape (its
-/// `Cell<Shape>` memo is in the schema), `[id]` for a string `id` (the
-/// message index, 4 bytes little-endian, then the shape) every cached
-/// constructor, `[0]` their count.
-pub const KEYS_CTORS: i64 = -1;
 
 /// Push the constructor of message `mi`'s `shape` when `memo` does not
 /// hold that shape (the caller checks; a hit finds it at the constructor

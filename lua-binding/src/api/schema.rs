@@ -6,7 +6,7 @@
 //! 1. the key table (interned field and enum-value names, by key id),
 //! 2. the handle cache (the name as asked for, and the message index + 1,
 //!    → handle; each handle carries its own metatable with methods bound
-//!    to it, see [`crate::message_api`]),
+//!    to it, see [`crate::api::message`]),
 //! 3. the int64 helper table.
 //!
 //! Rust heap objects are moved into a userdata *before* any Lua call that
@@ -16,27 +16,19 @@ use std::cell::{Cell, OnceCell, UnsafeCell};
 use std::os::raw::c_int;
 use std::rc::Rc;
 
-use crate::compile::compile_descriptor_set;
-use crate::encode::EncodeBuffers;
+use crate::api::message::{MessageUd, check_ud, decode_with, encode_with, push_handle_metatable};
+use crate::api::options::{base_options, read_options};
+use crate::binary::encode::EncodeBuffers;
+use crate::binary::encode::keys::KeyIndex;
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
-use crate::host::{self, ModuleState};
-use crate::int64::Int64Mode;
-use crate::key_index::KeyIndex;
+use crate::lua::host::{self, ModuleState};
 use crate::lua::{self, ffi, lua_State, upvalue};
-use crate::message_api::{MessageUd, check_ud, decode_with, encode_with, push_handle_metatable};
 use crate::plan::Plans;
-
-/// Default nesting limit for decode and encode.
-pub const DEFAULT_MAX_DEPTH: u32 = 100;
-/// Largest accepted `max_depth`. The walk recurses on the C stack, up to
-/// about 1.6 KiB per level in release builds (measured in tests/adversarial.rs),
-/// and a Tarantool fiber has 512 KiB: 200 levels (~330 KiB) leave room for
-/// the Lua and Tarantool frames below. 300 and more overflowed it.
-pub const MAX_MAX_DEPTH: u32 = 200;
-
-const S_KEYS: i64 = 1;
-const S_HANDLES: i64 = 2;
-const S_HELPERS: i64 = 3;
+use crate::plan::compile::compile_descriptor_set;
+use crate::plan::options::LoadOptions;
+#[cfg(feature = "luajit")]
+use crate::slots::KeySlot;
+use crate::slots::SchemaSlot;
 
 /// The compiled schema and its per-schema mutable state.
 pub struct SchemaInner {
@@ -53,75 +45,12 @@ pub struct SchemaInner {
     /// Key string address → field, built once the key table exists.
     pub key_index: OnceCell<KeyIndex>,
     /// Per message, the shape whose constructor the constructor table
-    /// holds at its index (`crate::shape_ctor::KEYS_CTORS`).
+    /// holds at its index (`crate::binary::decode::ctor::shape::KEYS_CTORS`).
     #[cfg(feature = "luajit")]
-    pub ctor_memo: Box<[Cell<crate::shape_ctor::Shape>]>,
-    /// Per message, its last whole-tree signature (`crate::tree_ctor`).
+    pub ctor_memo: Box<[Cell<crate::binary::decode::ctor::shape::Shape>]>,
+    /// Per message, its last whole-tree signature (`crate::binary::decode::ctor::tree`).
     #[cfg(feature = "luajit")]
-    pub tree_memo: Box<[crate::tree_ctor::TreeMemo]>,
-}
-
-/// Per-schema options (`protolua.load(bytes, opts)`).
-#[derive(Clone, Copy, Debug)]
-pub struct LoadOptions {
-    /// Nesting limit (`max_depth`).
-    pub max_depth: u32,
-    /// Refuse unknown keys on encode (`strict_keys`).
-    pub strict_keys: bool,
-    /// Keep unknown fields on decode and write them back on encode
-    /// (`unknown = 'keep'|'drop'`).
-    pub keep_unknown: bool,
-    /// Check proto2 `required` fields on encode and decode (`required`).
-    pub check_required: bool,
-    /// Decode enum values as numbers (`enums = 'name'|'number'`).
-    pub enums_as_number: bool,
-    /// How decode returns 64-bit integers (`int64 = 'auto'|'number'|'string'|'cdata'`).
-    pub int64: Int64Mode,
-    /// Check UTF-8 of proto3/editions `string` fields (`utf8`).
-    pub utf8: bool,
-    /// Decode absent repeated/map fields as empty tables (`empty`).
-    pub empty: bool,
-    /// What decode does for absent singular fields (`defaults`).
-    pub defaults: DefaultsMode,
-    /// Give decoded messages, maps and repeated fields Tarantool's
-    /// serializer metatables (`serialize`; default on inside Tarantool).
-    pub serialize: bool,
-    /// Build decoded message tables with generated Lua constructors where
-    /// a shape allows (`constructors`; LuaJIT only, see `shape_ctor`);
-    /// off, every table is built through the C API. Same result.
-    pub constructors: bool,
-}
-
-/// Option `defaults = 'none'|'values'|'metatable'`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DefaultsMode {
-    /// Absent fields stay nil.
-    None,
-    /// Absent scalar/enum/string fields (outside oneofs) get their declared
-    /// default or the type's zero value, in the table itself.
-    Values,
-    /// The table gets a metatable, shared by every table of the message type,
-    /// whose `__index` holds those defaults: no per-message copy, `pairs()`
-    /// shows only what was on the wire.
-    Metatable,
-}
-
-impl Default for LoadOptions {
-    fn default() -> Self {
-        LoadOptions {
-            max_depth: DEFAULT_MAX_DEPTH,
-            strict_keys: true,
-            keep_unknown: true,
-            check_required: true,
-            enums_as_number: false,
-            int64: Int64Mode::Auto,
-            utf8: true,
-            empty: false,
-            defaults: DefaultsMode::None,
-            serialize: false,
-            constructors: true,
-        }
-    }
+    pub tree_memo: Box<[crate::binary::decode::ctor::tree::TreeMemo]>,
 }
 
 /// Userdata payload of a schema.
@@ -190,126 +119,6 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
     }
 }
 
-/// The defaults of every option in this host (upvalue 2: the helpers).
-///
-/// # Safety
-/// Called from `load`/`load_file` with their upvalues; one free slot.
-unsafe fn base_options(L: *mut lua_State) -> LoadOptions {
-    // SAFETY: upvalue 2 is the helper table.
-    let module = unsafe { host::get(L, upvalue(2)) };
-    LoadOptions { serialize: module.serialize_default(), ..LoadOptions::default() }
-}
-
-/// Read an options table at `idx` (optional) over `base`; `what` names the
-/// call in errors. See [`LoadOptions`] and docs/LUA_API.md.
-///
-/// # Safety
-/// `L` valid with 2 free slots; raises on a bad option (no Rust heap is
-/// held by the callers at that point).
-pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, what: &str) -> LoadOptions {
-    let mut o = base;
-    // SAFETY: option parsing; field reads are raw.
-    unsafe {
-        match ffi::lua_type(L, idx) {
-            ffi::LUA_TNONE | ffi::LUA_TNIL => {}
-            ffi::LUA_TTABLE => {
-                lua::push_bytes(L, b"max_depth");
-                match lua::rawget(L, idx) {
-                    ffi::LUA_TNIL => {}
-                    ffi::LUA_TNUMBER => {
-                        let d = ffi::lua_tonumber(L, -1);
-                        if !(1.0..=MAX_MAX_DEPTH as f64).contains(&d) || d.trunc() != d {
-                            raise_fmt(L, format_args!("{what}: max_depth must be an integer in 1..{MAX_MAX_DEPTH}"))
-                        }
-                        o.max_depth = d as u32;
-                    }
-                    _ => raise_fmt(L, format_args!("{what}: max_depth must be a number")),
-                }
-                ffi::lua_pop(L, 1);
-                o.strict_keys = read_bool(L, idx, "strict_keys", o.strict_keys, what);
-                o.check_required = read_bool(L, idx, "required", o.check_required, what);
-                o.utf8 = read_bool(L, idx, "utf8", o.utf8, what);
-                o.empty = read_bool(L, idx, "empty", o.empty, what);
-                o.serialize = read_bool(L, idx, "serialize", o.serialize, what);
-                o.constructors = read_bool(L, idx, "constructors", o.constructors, what);
-                if let Some(i) = read_choice(L, idx, "unknown", &["keep", "drop"], what) {
-                    o.keep_unknown = i == 0;
-                }
-                if let Some(i) = read_choice(L, idx, "enums", &["name", "number"], what) {
-                    o.enums_as_number = i == 1;
-                }
-                if let Some(i) = read_choice(L, idx, "defaults", &["none", "values", "metatable"], what) {
-                    o.defaults = [DefaultsMode::None, DefaultsMode::Values, DefaultsMode::Metatable][i];
-                }
-                if let Some(i) = read_choice(L, idx, "int64", &["auto", "number", "string", "cdata"], what) {
-                    o.int64 = [Int64Mode::Auto, Int64Mode::Number, Int64Mode::String, Int64Mode::Cdata][i];
-                }
-            }
-            _ => {
-                let got = type_name(L, idx);
-                raise_fmt(L, format_args!("{what}: options must be a table, got {got}"))
-            }
-        }
-    }
-    o
-}
-
-/// Read the boolean option `name` of the table at `idx`, or `default`.
-unsafe fn read_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool, what: &str) -> bool {
-    // SAFETY: option parsing; one free slot.
-    unsafe {
-        lua::push_bytes(L, name.as_bytes());
-        let v = match lua::rawget(L, idx) {
-            ffi::LUA_TNIL => default,
-            ffi::LUA_TBOOLEAN => ffi::lua_toboolean(L, -1) != 0,
-            _ => raise_fmt(L, format_args!("{what}: {name} must be a boolean")),
-        };
-        ffi::lua_pop(L, 1);
-        v
-    }
-}
-
-/// Read the string option `name` (one of `choices`): its index, or `None`.
-unsafe fn read_choice(L: *mut lua_State, idx: c_int, name: &str, choices: &[&str], what: &str) -> Option<usize> {
-    // SAFETY: option parsing; one free slot.
-    unsafe {
-        lua::push_bytes(L, name.as_bytes());
-        let ty = lua::rawget(L, idx);
-        let found = match ty {
-            ffi::LUA_TNIL => None,
-            ffi::LUA_TSTRING => {
-                let s = lua::string_bytes(L, -1);
-                choices.iter().position(|c| c.as_bytes() == s)
-            }
-            _ => Some(usize::MAX),
-        };
-        ffi::lua_pop(L, 1);
-        match found {
-            Some(i) if i != usize::MAX => Some(i),
-            None if ty == ffi::LUA_TNIL => None,
-            _ => {
-                let mut list = ErrBuf::new();
-                for (i, c) in choices.iter().enumerate() {
-                    let _ = std::fmt::Write::write_fmt(
-                        &mut list,
-                        format_args!(
-                            "{}'{c}'",
-                            if i == 0 {
-                                ""
-                            } else if i + 1 == choices.len() {
-                                " or "
-                            } else {
-                                ", "
-                            }
-                        ),
-                    );
-                }
-                raise_fmt(L, format_args!("{what}: {name} must be {}", list.as_str()))
-            }
-        }
-    }
-}
-
 /// Compile `bytes` and push the schema userdata.
 unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_int {
     // SAFETY: the userdata is made first (with its __gc) so the compiled
@@ -360,7 +169,7 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
         #[cfg(feature = "luajit")]
         {
             ffi::lua_createtable(L, inner.plans.messages.len() as c_int, 0);
-            lua::rawseti(L, keys, crate::shape_ctor::KEYS_CTORS);
+            lua::rawseti(L, keys, KeySlot::Ctors.at());
         }
         // The addresses are read only now: the calls above may raise (out
         // of memory), and no Rust heap value may be alive across them.
@@ -378,11 +187,11 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
         ffi::lua_pushvalue(L, upvalue(2));
         let helpers = ffi::lua_gettop(L);
         ffi::lua_pushvalue(L, keys);
-        lua::rawseti(L, state, S_KEYS);
+        lua::rawseti(L, state, SchemaSlot::Keys.at());
         ffi::lua_pushvalue(L, helpers);
-        lua::rawseti(L, state, S_HELPERS);
+        lua::rawseti(L, state, SchemaSlot::Helpers.at());
         ffi::lua_createtable(L, 0, 8);
-        lua::rawseti(L, state, S_HANDLES);
+        lua::rawseti(L, state, SchemaSlot::Handles.at());
         ffi::lua_settop(L, state);
         ffi::lua_setuservalue(L, schema_idx);
         ffi::lua_settop(L, schema_idx);
@@ -426,7 +235,7 @@ unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, w
         }
         ffi::lua_getuservalue(L, 1);
         let state = ffi::lua_gettop(L);
-        lua::rawgeti(L, state, S_HANDLES);
+        lua::rawgeti(L, state, SchemaSlot::Handles.at());
         let handles = ffi::lua_gettop(L);
         ffi::lua_pushvalue(L, name_idx);
         if lua::rawget(L, handles) == ffi::LUA_TUSERDATA {
@@ -455,8 +264,8 @@ unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, w
         let h = ffi::lua_newuserdata(L, size_of::<MessageUd>()) as *mut MessageUd;
         h.write(MessageUd { schema: None, index: index as u32, last_shape: Default::default() });
         let handle = ffi::lua_gettop(L);
-        lua::rawgeti(L, state, S_KEYS);
-        lua::rawgeti(L, state, S_HELPERS);
+        lua::rawgeti(L, state, SchemaSlot::Keys.at());
+        lua::rawgeti(L, state, SchemaSlot::Helpers.at());
         push_handle_metatable(L, handle, handle + 1, handle + 2, &inner.plans.messages[index]);
         ffi::lua_settop(L, handle);
         // Only now take the reference: the userdata (and its __gc) exists.
@@ -498,8 +307,8 @@ pub unsafe extern "C-unwind" fn schema_encode(L: *mut lua_State) -> c_int {
         push_handle(L, inner, 2, "encode");
         let index = (*(ffi::lua_touserdata(L, 5) as *const MessageUd)).index;
         ffi::lua_getuservalue(L, 1);
-        lua::rawgeti(L, 6, S_KEYS);
-        lua::rawgeti(L, 6, S_HELPERS);
+        lua::rawgeti(L, 6, SchemaSlot::Keys.at());
+        lua::rawgeti(L, 6, SchemaSlot::Helpers.at());
         encode_with(L, inner, index, 3, 4, 7, 8)
     }
 }
@@ -516,8 +325,8 @@ pub unsafe extern "C-unwind" fn schema_decode(L: *mut lua_State) -> c_int {
         push_handle(L, inner, 2, "decode");
         let index = (*(ffi::lua_touserdata(L, 5) as *const MessageUd)).index;
         ffi::lua_getuservalue(L, 1);
-        lua::rawgeti(L, 6, S_KEYS);
-        lua::rawgeti(L, 6, S_HELPERS);
+        lua::rawgeti(L, 6, SchemaSlot::Keys.at());
+        lua::rawgeti(L, 6, SchemaSlot::Helpers.at());
         decode_with(L, inner, index, 3, 4, 7, 8, None)
     }
 }

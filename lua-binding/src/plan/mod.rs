@@ -7,6 +7,10 @@
 //! Lua key by `key_id` (a slot of the per-schema table of interned key
 //! strings), so the hot loops never touch a name or a hash map.
 
+pub mod compile;
+pub mod features;
+pub mod options;
+
 use pbwire::{EncodedTag, WireType};
 
 /// Field numbers below this are found by direct indexing.
@@ -250,7 +254,7 @@ pub struct MessagePlan {
 }
 
 /// Whether decode may build a message's table with a shape constructor
-/// (`crate::shape_ctor`): no oneofs and no map fields (whose bookkeeping
+/// (`crate::binary::decode::ctor::shape`): no oneofs and no map fields (whose bookkeeping
 /// needs the table as it fills), not itself a map entry, and at most 64
 /// fields (the walk's seen-set is one `u64` by field index).
 pub fn by_ctor(fields: &[FieldPlan], oneofs: &[OneofPlan], is_map_entry: bool) -> bool {

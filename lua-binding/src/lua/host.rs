@@ -8,7 +8,7 @@
 //! does (a number when small, `cdata<int64_t>`/`cdata<uint64_t>` otherwise),
 //! and encode reads int64 cdata and recognises `box.NULL` without calling
 //! back into Lua. Elsewhere (plain LuaJIT, Lua 5.1/5.4, the embedded test
-//! runtime) the lookups fail and the portable paths in [`crate::int64`] are
+//! runtime) the lookups fail and the portable paths in [`crate::lua::int64`] are
 //! used.
 //!
 //! [`ModuleState`] lives in a userdata in the module's helper table and is
@@ -20,58 +20,7 @@ use std::os::raw::{c_char, c_int, c_void};
 use std::rc::Rc;
 
 use crate::lua::{self, ffi, lua_State};
-
-/// Index of the module-state userdata in the helper table.
-pub const HELPER_MODULE: i64 = 5;
-
-/// Index of the `{__serialize = 'seq'}` metatable in the helper table.
-pub const HELPER_SEQ_MT: i64 = 6;
-
-/// Index of the `{__serialize = 'map'}` metatable in the helper table.
-pub const HELPER_MAP_MT: i64 = 7;
-
-/// Index of the array constructor (`function(...) return {...} end`, see
-/// `PACK_SOURCE`) in the helper table (decode's long arrays,
-/// `crate::bulk_array`).
-pub const HELPER_PACK: i64 = 12;
-
-/// Index of the parked thread (`crate::bulk_array`) in the helper table:
-/// made at the first long array a decode builds; nil until then.
-pub const HELPER_BULK_THREAD: i64 = 13;
-
-/// Every slot of the module's helper table, by its owner: 1–3 the int64
-/// helpers (`int64`: `int64_t`, `uint64_t`, the classifier), then the named
-/// slots. Checked distinct at compile time: slots 9 and 10 were once given
-/// twice (the pack helper over the key counter, the parked thread over the
-/// batch key counter), which silently sent encode's key counts to their
-/// `lua_next` fallback.
-const HELPER_SLOTS: [i64; 14] = [
-    1,
-    2,
-    3,
-    crate::unknown::HELPER_UNKNOWN,
-    HELPER_MODULE,
-    HELPER_SEQ_MT,
-    HELPER_MAP_MT,
-    crate::lua::HELPER_COPY_BYTES,
-    crate::int64::HELPER_COUNT_KEYS,
-    crate::int64::HELPER_COUNT_BATCH_KEYS,
-    crate::int64::HELPER_MAKE_FETCHER,
-    crate::int64::HELPER_NEXT_COMPILES,
-    HELPER_PACK,
-    HELPER_BULK_THREAD,
-];
-const _: () = {
-    let mut i = 0;
-    while i < HELPER_SLOTS.len() {
-        let mut j = i + 1;
-        while j < HELPER_SLOTS.len() {
-            assert!(HELPER_SLOTS[i] != HELPER_SLOTS[j], "two helpers share a slot of the helper table");
-            j += 1;
-        }
-        i += 1;
-    }
-};
+use crate::slots::Helper;
 
 /// The array constructor at [`HELPER_PACK`]: its arguments as an array.
 /// Sixteen of them are named so that the table starts with an array part
@@ -230,7 +179,7 @@ pub struct ModuleState {
     /// set after they are collected; that only costs the lookups.
     pub unknown_stored: Cell<bool>,
     /// Set while a decode fills a long array on the parked thread
-    /// (`crate::bulk_array`): a decode inside it (a finalizer's) keeps its
+    /// (`crate::binary::decode::ctor::bulk`): a decode inside it (a finalizer's) keeps its
     /// own long arrays on its own stack.
     pub bulk_busy: Cell<bool>,
     /// LuaJIT: whether a `next` loop was compiled when the module loaded
@@ -261,7 +210,7 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
     // after the userdata has its __gc metatable, with no Lua call between
     // the allocation of the Rc and the write.
     unsafe {
-        for (slot, kind) in [(HELPER_SEQ_MT, &b"seq"[..]), (HELPER_MAP_MT, &b"map"[..])] {
+        for (slot, kind) in [(Helper::SeqMt.at(), &b"seq"[..]), (Helper::MapMt.at(), &b"map"[..])] {
             ffi::lua_createtable(L, 0, 1);
             lua::push_bytes(L, b"__serialize");
             lua::push_bytes(L, kind);
@@ -272,14 +221,14 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
         #[cfg(feature = "luajit")]
         if ffi::luaL_loadbuffer(L, PACK_SOURCE.as_ptr().cast(), PACK_SOURCE.len(), c"=protolua.pack".as_ptr()) == 0 {
             ffi::lua_call(L, 0, 1);
-            crate::shape_ctor::jit_off(L);
-            lua::rawseti(L, helpers, HELPER_PACK);
+            crate::binary::decode::ctor::shape::jit_off(L);
+            lua::rawseti(L, helpers, Helper::Pack.at());
         } else {
             ffi::lua_pop(L, 1);
         }
         let tarantool = Tarantool::resolve(L);
         let next_compiles = !lua::IS_LUAJIT || {
-            lua::rawgeti(L, helpers, crate::int64::HELPER_NEXT_COMPILES);
+            lua::rawgeti(L, helpers, crate::lua::Helper::NextCompiles.at());
             let b = ffi::lua_toboolean(L, -1) != 0;
             ffi::lua_pop(L, 1);
             b
@@ -298,7 +247,7 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
             bulk_busy: Cell::new(false),
             next_compiles,
         }));
-        lua::rawseti(L, helpers, HELPER_MODULE);
+        lua::rawseti(L, helpers, Helper::Module.at());
     }
 }
 
@@ -308,10 +257,10 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
 /// `L` valid with one free slot; `helpers` indexes the helper table made by
 /// `luaopen_protolua`.
 pub unsafe fn get(L: *mut lua_State, helpers: c_int) -> Rc<ModuleState> {
-    // SAFETY: slot HELPER_MODULE holds a ModuleUd made by `create`, set
+    // SAFETY: slot `Helper::Module` holds a ModuleUd made by `create`, set
     // before the helper table is handed to any Lua code.
     unsafe {
-        lua::rawgeti(L, helpers, HELPER_MODULE);
+        lua::rawgeti(L, helpers, Helper::Module.at());
         let ud = ffi::lua_touserdata(L, -1) as *const ModuleUd;
         ffi::lua_pop(L, 1);
         let state = ud.as_ref().and_then(|u| u.0.clone());

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use pbwire::{Tag, WireType};
 use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind as PKind, Syntax};
 
-use crate::features::{self, Presence, Resolver};
+use crate::plan::features::{self, Presence, Resolver};
 use crate::plan::{
     Card, DENSE_LIMIT, DefaultValue, EnumPlan, FieldPlan, Kind, MessagePlan, NO_ONEOF, NOT_PLAIN, OneofPlan, Plans,
     by_ctor, is_lean, plain_by_number, plain_by_tag, plain_wire_of,

@@ -16,7 +16,7 @@ use std::cell::{Cell, OnceCell};
 
 use pbwire::{utf8, zigzag};
 
-use crate::decode::{DecodeCtx, slice_varint};
+use crate::binary::decode::{DecodeCtx, slice_varint};
 use crate::lua;
 use crate::plan::{Card, Kind};
 
@@ -102,7 +102,7 @@ impl Program {
     /// `flag` and the checks of `opts`: one whose signature that decode's
     /// own signature walk would accept.
     #[inline(always)]
-    pub fn runs_for(&self, flag: u8, opts: &crate::schema::LoadOptions) -> bool {
+    pub fn runs_for(&self, flag: u8, opts: &crate::plan::options::LoadOptions) -> bool {
         self.len.get() != 0
             && self.flag.get() == flag
             && self.depth.get() <= opts.max_depth
@@ -138,7 +138,7 @@ impl Builder<'_> {
 }
 
 // Signature forms, as `tree_ctor` writes them.
-use crate::tree_ctor::{ARRAY, ARRAY_SUB, END, SCALAR, SUB};
+use crate::binary::decode::ctor::tree::{ARRAY, ARRAY_SUB, END, SCALAR, SUB};
 
 impl DecodeCtx<'_> {
     /// Make `prog` the program of root `mi`'s signature `sig`, or clear it

@@ -3,8 +3,12 @@
 //! Everything here is `#[inline(always)]` and maps to one or two C API
 //! calls; the differences between LuaJIT/5.1 (doubles only, cdata for
 //! 64-bit values) and 5.4 (native integers) are confined to this file and
-//! [`crate::int64`].
+//! [`crate::lua::int64`].
 
+pub mod host;
+pub mod int64;
+
+use crate::slots::Helper;
 use std::os::raw::{c_int, c_void};
 
 pub use mlua::ffi::{self, lua_State};
@@ -42,9 +46,6 @@ pub unsafe fn push_bytes(L: *mut lua_State, bytes: &[u8]) {
     }
 }
 
-/// Index of [`copy_bytes`] in the module's helper table.
-pub const HELPER_COPY_BYTES: i64 = 8;
-
 /// A C function `(lightuserdata p, integer n) -> string`: the `n` bytes at
 /// `p` as a Lua string. Kept in the helper table so that
 /// [`push_bytes_protected`] can call it without allocating a closure.
@@ -72,7 +73,7 @@ pub unsafe fn push_bytes_protected(L: *mut lua_State, helpers: c_int, bytes: &[u
     // SAFETY: rawgeti, pushlightuserdata and pushnumber do not allocate;
     // copy_bytes reads `bytes` while it is borrowed here.
     unsafe {
-        rawgeti(L, helpers, HELPER_COPY_BYTES);
+        rawgeti(L, helpers, Helper::CopyBytes.at());
         ffi::lua_pushlightuserdata(L, bytes.as_ptr() as *mut c_void);
         ffi::lua_pushnumber(L, bytes.len() as f64);
         ffi::lua_pcall(L, 2, 1, 0) == 0

@@ -6,7 +6,7 @@
 //!   `rawgeti` of the interned key then `rawget`; the output is canonical
 //!   as written. Three C API calls per declared field, set or not.
 //! - **walk** (sparse tables): `lua_next` over the keys the table has, each
-//!   key string mapped to its field by address ([`crate::key_index`]);
+//!   key string mapped to its field by address ([`crate::binary::encode::keys`]);
 //!   each field is written where it falls and the fields are then put in
 //!   number order (a copy of the message's bytes, only if out of order).
 //!   About five calls per set field and none for absent ones.
@@ -19,19 +19,22 @@
 //! access is raw, and the only Lua call (the LuaJIT cdata classifier) is
 //! protected.
 
+pub mod keys;
+
 use std::cmp::Ordering;
 use std::mem::MaybeUninit;
 use std::os::raw::c_int;
 
 use pbwire::{EncodedTag, Tag, WireType, Writer, utf8, zigzag};
 
+use crate::binary::encode::keys::KeyIndex;
 use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, MissingSet, ShortStr, lua_type_name};
-use crate::host::{Cdata, ModuleState};
-use crate::int64;
-use crate::int64::CdataInt;
-use crate::key_index::KeyIndex;
+use crate::lua::host::{Cdata, ModuleState};
+use crate::lua::int64;
+use crate::lua::int64::CdataInt;
 use crate::lua::{self, NumInt, ffi, lua_State};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+use crate::slots::Helper;
 
 /// Oneofs whose set member is tracked in a frame-local array.
 const TRACKED_ONEOFS: usize = 8;
@@ -646,7 +649,7 @@ impl EncodeCtx<'_> {
                 return;
             }
             let top = ffi::lua_gettop(L);
-            if lua::rawgeti(L, self.helpers, int64::HELPER_MAKE_FETCHER) == ffi::LUA_TFUNCTION {
+            if lua::rawgeti(L, self.helpers, Helper::MakeFetcher.at()) == ffi::LUA_TFUNCTION {
                 ffi::lua_pushvalue(L, self.keys);
                 ffi::lua_pushnumber(L, self.fetcher_slot(mi, false) as f64);
                 ffi::lua_pushnumber(L, bslot as f64);
@@ -1074,7 +1077,7 @@ impl EncodeCtx<'_> {
         // SAFETY: two free slots (frame reserve); the helper only reads the
         // table, and pcall catches any error (a hook's, out of memory).
         unsafe {
-            if lua::rawgeti(L, self.helpers, int64::HELPER_COUNT_KEYS) != ffi::LUA_TFUNCTION {
+            if lua::rawgeti(L, self.helpers, Helper::CountKeys.at()) != ffi::LUA_TFUNCTION {
                 ffi::lua_pop(L, 1);
                 return None;
             }
@@ -1103,7 +1106,7 @@ impl EncodeCtx<'_> {
         // the stack is back at `top` on return.
         unsafe {
             let top = ffi::lua_gettop(L);
-            if lua::rawgeti(L, self.helpers, int64::HELPER_COUNT_BATCH_KEYS) == ffi::LUA_TFUNCTION {
+            if lua::rawgeti(L, self.helpers, Helper::CountBatchKeys.at()) == ffi::LUA_TFUNCTION {
                 ffi::lua_pushvalue(L, arr);
                 ffi::lua_pushnumber(L, i as f64);
                 ffi::lua_pushnumber(L, end as f64);

@@ -1,0 +1,326 @@
+//! A frame's repeated and map containers and its oneofs: which table the
+//! next element goes into, made or fetched as fields switch.
+
+use super::*;
+
+impl Containers {
+    /// Whether `f`'s container does not exist yet (known only for tracked
+    /// slots outside merge mode; otherwise `false`).
+    #[inline(always)]
+    pub(in crate::binary::decode) fn is_new(&self, f: &FieldPlan) -> bool {
+        !self.merge && self.counts.get(f.slot as usize).is_some_and(|&n| n == 0)
+    }
+}
+
+/// Take the frame's container and accumulator slots (`acc - 1`, `acc`) if
+/// not yet taken. The stack top is the frame's table then (between fields).
+///
+/// # Safety
+/// `acc` is the frame's table index + 2; the frame reserved the slots.
+#[inline(always)]
+pub(in crate::binary::decode) unsafe fn take_slots(L: *mut lua_State, slots: &mut bool, acc: c_int) {
+    if !*slots {
+        *slots = true;
+        // SAFETY: within the frame's lua_checkstack reserve; fills with nil.
+        unsafe { ffi::lua_settop(L, acc) };
+    }
+}
+
+impl<'a> DecodeCtx<'a> {
+    /// In merge mode, count the elements of the arrays `t` already has (and
+    /// mark its maps), so appending continues after them.
+    #[cold]
+    pub(in crate::binary::decode) unsafe fn count_existing(&self, plan: &MessagePlan, t: c_int, cs: &mut Containers) {
+        let L = self.L;
+        for f in plan.fields.iter().filter(|f| f.card != Card::Single && (f.slot as usize) < TRACKED_SLOTS) {
+            // SAFETY: one free slot (frame reserve); `t` is a table.
+            unsafe {
+                self.push_key(f.key_id);
+                if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                    cs.counts[f.slot as usize] = if f.card == Card::Repeated { lua::rawlen(L, -1) as u32 } else { 1 };
+                }
+                ffi::lua_pop(L, 1);
+            }
+        }
+    }
+
+    /// Clear the previously set member of `fi`'s oneof (last one wins).
+    #[inline]
+    pub(in crate::binary::decode) unsafe fn switch_oneof(
+        &self,
+        plan: &MessagePlan,
+        t: c_int,
+        fi: usize,
+        cur: &mut [u16; TRACKED_ONEOFS],
+    ) {
+        let o = plan.fields[fi].oneof as usize;
+        let prev = if o < TRACKED_ONEOFS { cur[o] } else { u16::MAX };
+        if prev == fi as u16 + 1 {
+            return;
+        }
+        // SAFETY: `t` is a table; two free slots reserved.
+        unsafe {
+            if prev == u16::MAX {
+                // Unknown (merge mode or untracked): clear every other member.
+                for &m in plan.oneofs[o].members.iter().filter(|&&m| m as usize != fi) {
+                    self.push_key(plan.fields[m as usize].key_id);
+                    ffi::lua_pushnil(self.L);
+                    ffi::lua_rawset(self.L, t);
+                }
+            } else if prev != 0 {
+                self.push_key(plan.fields[prev as usize - 1].key_id);
+                ffi::lua_pushnil(self.L);
+                ffi::lua_rawset(self.L, t);
+            }
+        }
+        if o < TRACKED_ONEOFS {
+            cur[o] = fi as u16 + 1;
+        }
+    }
+
+    /// Make field `fi`'s array/map the current container (`cs.slot`),
+    /// creating it (and storing it in `t`) on first use.
+    #[inline(always)]
+    pub(in crate::binary::decode) unsafe fn ensure_container(
+        &self,
+        fi: usize,
+        f: &FieldPlan,
+        t: c_int,
+        cs: &mut Containers,
+        presize: usize,
+    ) {
+        if cs.field != fi {
+            // SAFETY: forwarded.
+            unsafe { self.switch_container(fi, f, t, cs, presize) };
+        }
+    }
+
+    #[inline(never)]
+    pub(in crate::binary::decode) unsafe fn switch_container(
+        &self,
+        fi: usize,
+        f: &FieldPlan,
+        t: c_int,
+        cs: &mut Containers,
+        presize: usize,
+    ) {
+        let L = self.L;
+        let s = f.slot as usize;
+        cs.field = fi;
+        // SAFETY: `cs.slot` is the frame's container slot, two free slots
+        // above the frame (reserve); `t` is a table; raw access only.
+        unsafe {
+            let fresh = s < TRACKED_SLOTS && cs.counts[s] == 0 && !cs.merge;
+            if !fresh {
+                take_slots(L, &mut cs.taken, cs.slot + 1);
+                self.push_key(f.key_id);
+                if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                    ffi::lua_replace(L, cs.slot);
+                    return;
+                }
+                ffi::lua_pop(L, 1);
+            }
+            debug_assert!(cs.taken || ffi::lua_gettop(L) == cs.slot - 1, "untaken slots: the top is the frame's table");
+            let (narr, nrec) = if f.card == Card::Map { (0, presize) } else { (presize, 0) };
+            ffi::lua_createtable(L, narr.min(1 << 26) as c_int, nrec as c_int);
+            if self.seq_mt != 0 {
+                self.set_mt(-1, if f.card == Card::Map { self.map_mt } else { self.seq_mt });
+            }
+            if cs.taken {
+                ffi::lua_replace(L, cs.slot);
+            }
+            self.push_key(f.key_id);
+            ffi::lua_pushvalue(L, cs.slot);
+            ffi::lua_rawset(L, t);
+            if !cs.taken {
+                // The frame's first container: the stack top was the
+                // frame's table, so the new one landed in the container
+                // slot itself; the accumulator slot follows. (Saves the
+                // `lua_settop` that takes the slots and a `lua_replace`.)
+                cs.taken = true;
+                ffi::lua_pushnil(L);
+            }
+            if f.card == Card::Map && s < TRACKED_SLOTS {
+                cs.counts[s] = 1;
+            }
+        }
+    }
+
+    /// Push `f`'s key and a new array for it (pre-sized for `presize`
+    /// elements) on top of the frame, for a field met for the first time
+    /// in a new table (`Containers::is_new`), and return the array's stack
+    /// index. The caller fills it and stores it with one `lua_rawset(t)`,
+    /// which pops both. The array thus never takes the container slot: no
+    /// `lua_pushvalue` to store it, no slot to take or clear, and the
+    /// current container stays current. A later occurrence of the field
+    /// finds the array in `t` (its count is no longer 0).
+    ///
+    /// # Safety
+    /// Between fields (the stack top is the frame's table, or its
+    /// accumulator slot once taken); two free slots, from the frame's
+    /// reserve.
+    #[inline(always)]
+    pub(in crate::binary::decode) unsafe fn fresh_array(
+        &self,
+        f: &FieldPlan,
+        t: c_int,
+        cs: &Containers,
+        presize: usize,
+    ) -> c_int {
+        let L = self.L;
+        // SAFETY: the caller's contract.
+        unsafe {
+            debug_assert_eq!(ffi::lua_gettop(L), if cs.taken { t + 2 } else { t }, "not between fields");
+            self.push_key(f.key_id);
+            ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
+            if self.seq_mt != 0 {
+                self.set_mt(-1, self.seq_mt);
+            }
+        }
+        if cs.taken { t + 4 } else { t + 2 }
+    }
+
+    /// Make `fi`'s array current and return the Lua index its next
+    /// element goes to.
+    #[inline(always)]
+    pub(in crate::binary::decode) unsafe fn next_index(
+        &self,
+        fi: usize,
+        f: &FieldPlan,
+        t: c_int,
+        cs: &mut Containers,
+        presize: usize,
+    ) -> i64 {
+        // SAFETY: forwarded.
+        unsafe { self.ensure_container(fi, f, t, cs, presize) };
+        let s = f.slot as usize;
+        if s < TRACKED_SLOTS {
+            cs.counts[s] += 1;
+            cs.counts[s] as i64
+        } else {
+            // SAFETY: the container slot holds the array once ensured.
+            unsafe { lua::rawlen(self.L, cs.slot) as i64 + 1 }
+        }
+    }
+
+    /// One map entry into field `fi`'s map. `Ok(false)`: the entry
+    /// was not stored because its value is a closed-enum value the enum
+    /// lacks (the caller keeps it as an unknown field).
+    pub(in crate::binary::decode) unsafe fn map_entry(
+        &self,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        depth: u32,
+        t: c_int,
+        cs: &mut Containers,
+    ) -> Res<bool> {
+        let L = self.L;
+        let entry = &self.plans.messages[f.sub as usize];
+        let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
+        let mut er = r.read_len_reader().map_err(|e| self.err.set(CodecError::wire(e)))?;
+        if depth + 1 > self.opts.max_depth {
+            return Err(self.err.set(CodecError::new(ErrorKind::DepthLimit(self.opts.max_depth), Some(er.position()))));
+        }
+        // SAFETY: two slots (key, value) plus temporaries are within the
+        // reserve of the enclosing message frame (checkstack + 8).
+        unsafe {
+            let base = ffi::lua_gettop(L);
+            ffi::lua_pushnil(L);
+            ffi::lua_pushnil(L);
+            let mut unknown_value = false;
+            while !er.is_empty() {
+                let tag = er.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
+                let (which, fld) = match tag.field_number() {
+                    1 => (base + 1, kf),
+                    2 => (base + 2, vf),
+                    _ => {
+                        self.skip(&mut er, tag, depth + 1)?;
+                        continue;
+                    }
+                };
+                if tag.wire_type() != fld.kind.wire_type() {
+                    self.skip(&mut er, tag, depth + 1)?;
+                    continue;
+                }
+                if fld.kind == Kind::Enum && which == base + 2 && self.closed_miss(fld, &er)? {
+                    // Last value wins: an unknown one after a known one too.
+                    unknown_value = true;
+                    ffi::lua_pushnil(L);
+                    ffi::lua_replace(L, base + 2);
+                    self.skip(&mut er, tag, depth + 1)?;
+                    continue;
+                }
+                if fld.kind == Kind::Message && ffi::lua_type(L, which) == ffi::LUA_TTABLE {
+                    ffi::lua_pushvalue(L, which);
+                    self.sub_message(fld, &mut er, depth + 1, 2, true)?;
+                    ffi::lua_pop(L, 1);
+                    continue;
+                }
+                self.value(fld, &mut er, depth + 1, tag.field_number())?;
+                ffi::lua_replace(L, which);
+                if which == base + 2 {
+                    unknown_value = false;
+                }
+            }
+            if ffi::lua_type(L, base + 1) == ffi::LUA_TNIL {
+                self.push_default(kf, depth + 1)?;
+                ffi::lua_replace(L, base + 1);
+            }
+            if unknown_value && ffi::lua_type(L, base + 2) == ffi::LUA_TNIL {
+                ffi::lua_settop(L, base);
+                return Ok(false);
+            }
+            if ffi::lua_type(L, base + 2) == ffi::LUA_TNIL {
+                self.push_default(vf, depth + 1)?;
+                ffi::lua_replace(L, base + 2);
+            }
+            // Only now: a map whose every entry went to the unknown fields
+            // stays absent, as protobuf has it.
+            self.ensure_container(fi, f, t, cs, 0);
+            ffi::lua_rawset(L, cs.slot);
+        }
+        Ok(true)
+    }
+
+    /// Option `empty`: absent repeated/map fields become empty tables.
+    #[cold]
+    pub(in crate::binary::decode) unsafe fn make_empty_containers(
+        &self,
+        plan: &MessagePlan,
+        t: c_int,
+        cs: &Containers,
+    ) {
+        let L = self.L;
+        for f in plan.fields.iter().filter(|f| f.card != Card::Single) {
+            // SAFETY: the frame's slots are reserved; `t` is a table.
+            unsafe {
+                if cs.counts.get(f.slot as usize).is_some_and(|&n| n != 0) {
+                    continue;
+                }
+                self.push_key(f.key_id);
+                if lua::rawget(L, t) == ffi::LUA_TNIL {
+                    ffi::lua_pop(L, 1);
+                    self.push_key(f.key_id);
+                    ffi::lua_createtable(L, 0, 0);
+                    if self.seq_mt != 0 {
+                        self.set_mt(-1, if f.card == Card::Map { self.map_mt } else { self.seq_mt });
+                    }
+                    ffi::lua_rawset(L, t);
+                } else {
+                    ffi::lua_pop(L, 1);
+                }
+            }
+        }
+    }
+
+    /// Give the table at `idx` the metatable at `mt` (option `serialize`).
+    #[inline(always)]
+    pub(in crate::binary::decode) unsafe fn set_mt(&self, idx: c_int, mt: c_int) {
+        // SAFETY: one free slot; `mt` holds a table (decode_with put it there).
+        unsafe {
+            ffi::lua_pushvalue(self.L, mt);
+            ffi::lua_setmetatable(self.L, if idx < 0 { idx - 1 } else { idx });
+        }
+    }
+}
