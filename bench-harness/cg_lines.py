@@ -10,7 +10,7 @@ callgrind file, for valgrinds that read no line tables from rustc's output
 Arguments: the callgrind file, the protolua.so it ran (for
 `llvm-addr2line -i`), a substring the function names must contain, the
 divisor (ops run) and how many lines to print (default 60). Each
-instruction's cost goes to the outermost `decode.rs` frame of its inline
+instruction's cost goes to the outermost `binary/decode/` frame of its inline
 chain (the line of the walk it was inlined into), else its outermost one.
 Costs of the 0-op run are not subtracted: run with enough ops.
 """
@@ -88,7 +88,7 @@ for l in out.splitlines():
 byline = collections.Counter()
 for (f, a), v in cost.items():
     fr = loc.get(a) or [('?', '?:0')]
-    dl = [x for x in fr if 'decode.rs' in x[1]]
+    dl = [x for x in fr if '/binary/decode/' in x[1]]
     o = dl[-1] if dl else fr[-1]
     byline[(f, re.sub(r'.*/(src|library)/', '', o[1]))] += v
 print('## self cost per op, by source line')

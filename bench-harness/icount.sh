@@ -56,7 +56,7 @@ count() { # $1 so-dir $2 person|bench $3 label $4 op $5 iters
     local out="$WORK/cg.out" vg=(valgrind --tool=callgrind)
     local so="$1"
     if [ "$TOGGLE" = 1 ]; then
-        vg+=(--toggle-collect="protolua::message_api::message_$4")
+        vg+=(--toggle-collect="protolua::api::message::message_$4")
         # One path for every build: package.cpath's length moves the heap,
         # and with it 5.4's hash seed and the walked tables' key order.
         mkdir -p "$WORK/so-run"; cp "$1/protolua.so" "$WORK/so-run/protolua.so"; so="$WORK/so-run"

@@ -221,7 +221,7 @@ local function field_occ(file, name, f, depth, segs)
         if packable and rand(2) == 1 then
             local vals = {}
             -- Now and then a long run: an array made by one call
-            -- (src/bulk_array.rs, 32 values or more).
+            -- (src/binary/decode/ctor/bulk.rs, 32 values or more).
             local n = rand(5) == 1 and 0 or rand(30) == 1 and rand(30, 200) or rand(1, 6)
             for i = 1, n do vals[i] = scalar_value(file, f) end
             local body = concat(vals)

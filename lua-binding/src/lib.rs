@@ -5,21 +5,17 @@
 //! that walks the plan. Data flows `bytes → pbwire → plan walk → Lua table`
 //! and back:
 //!
-//! | module | job |
+//! | layer | job |
 //! |---|---|
-//! | [`plan`] | the compiled, index-linked description of messages and enums |
-//! | [`compile`] | descriptor set (via `prost-reflect`) → plans |
-//! | [`features`] | editions: feature resolution into the same plan |
-//! | [`decode`] | bytes → Lua table |
-//! | [`encode`] | Lua table → bytes |
-//! | [`key_index`] | key string → field by address, for encode's table walk |
-//! | [`unknown`] | the side store of unknown-field bytes, `protolua.unknown` |
-//! | [`int64`] | 64-bit integers across Lua flavours |
-//! | [`host`] | Tarantool's exported C API (dlsym), state shared by a module's schemas |
-//! | [`error`] | heap-free codec errors and raising them |
-//! | [`lua`] | thin helpers over the raw C API |
-//! | [`schema`] | schema userdata, `load`, schema methods |
-//! | [`message_api`] | message handles and the encode/decode entry points |
+//! | [`lua`], [`slots`] | raw C-API helpers, the host (Tarantool), 64-bit integers; every Lua index by number |
+//! | [`plan`] | descriptor set → compiled plans (editions features resolved), the options codecs run with |
+//! | [`binary`] | the binary codec: [`binary::decode`] (bytes → Lua table), [`binary::encode`] (Lua table → bytes) |
+//! | [`api`] | the Lua API: schema userdata, message handles, option tables |
+//! | [`error`], [`unknown`] | heap-free codec errors; the side store of unknown-field bytes |
+//!
+//! Dependencies point one way: `slots` ← `lua` ← `plan` ← `error`, `unknown` ←
+//! codecs ← `api` ← this file (checked by `tests/layers.rs`). See
+//! `docs/ARCHITECTURE.md`.
 //!
 //! The Lua-facing surface is raw `mlua::ffi`; see `docs/LUA_API.md`.
 #![allow(non_snake_case)]
@@ -67,6 +63,9 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
         let mt = ffi::lua_gettop(L);
         push_int64_helpers(L);
         let helpers = ffi::lua_gettop(L);
+        binary::encode::fetch::install_helpers(L, helpers);
+        #[cfg(feature = "luajit")]
+        binary::decode::ctor::bulk::install_helpers(L, helpers);
         unknown::create_store(L, helpers);
         lua::host::create(L, helpers);
         ffi::lua_pushcfunction(L, lua::copy_bytes);

@@ -80,7 +80,7 @@ impl HandleUp {
     /// The pseudo-index of this upvalue in a running closure.
     #[inline(always)]
     pub fn index(self) -> c_int {
-        crate::lua::upvalue(self as c_int)
+        mlua::ffi::lua_upvalueindex(self as c_int)
     }
 
     /// The upvalue's number (1-based).

@@ -5,7 +5,7 @@
 //! fields, as protobuf C++ does. The bytes are not stored in the table
 //! itself — they would show in `pairs()` and in Tarantool's msgpack/json —
 //! but in one weak-keyed side table per Lua state, kept as slot
-//! [`HELPER_UNKNOWN`] of the module's helper table. `store[t]` is one string
+//! [`Helper::Unknown`] of the module's helper table. `store[t]` is one string
 //! or, when the unknown fields came in several runs (interleaved with known
 //! ones, or merged from repeated sub-messages), a table of pieces in wire
 //! order: appending never copies what is there, so the cost stays linear.

@@ -35,6 +35,7 @@ use crate::api::schema::SchemaInner;
 use crate::binary::decode::DecodeCtx;
 use crate::binary::encode::{EncodeBuffers, EncodeCtx};
 use crate::error::{raise_fmt, type_name};
+use crate::lua::table::{set_bool, set_int, set_str};
 use crate::lua::{self, ffi, lua_State, upvalue};
 use crate::plan::options::LoadOptions;
 use crate::plan::{Card, Kind, MessagePlan, NOT_PLAIN};
@@ -522,44 +523,5 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
         lua::push_bytes(L, b"protolua.Message");
         ffi::lua_rawset(L, mt);
         ffi::lua_setmetatable(L, handle);
-    }
-}
-
-/// `t[name] = s` for the table on top.
-///
-/// # Safety
-/// Table on top, 2 free slots.
-pub unsafe fn set_str(L: *mut lua_State, name: &str, s: &str) {
-    // SAFETY: caller's contract.
-    unsafe {
-        lua::push_bytes(L, name.as_bytes());
-        lua::push_bytes(L, s.as_bytes());
-        ffi::lua_rawset(L, -3);
-    }
-}
-
-/// `t[name] = n` for the table on top.
-///
-/// # Safety
-/// Table on top, 2 free slots.
-pub unsafe fn set_int(L: *mut lua_State, name: &str, n: i64) {
-    // SAFETY: caller's contract.
-    unsafe {
-        lua::push_bytes(L, name.as_bytes());
-        lua::push_small_int(L, n);
-        ffi::lua_rawset(L, -3);
-    }
-}
-
-/// `t[name] = b` for the table on top.
-///
-/// # Safety
-/// Table on top, 2 free slots.
-pub unsafe fn set_bool(L: *mut lua_State, name: &str, b: bool) {
-    // SAFETY: caller's contract.
-    unsafe {
-        lua::push_bytes(L, name.as_bytes());
-        lua::push_bool(L, b);
-        ffi::lua_rawset(L, -3);
     }
 }

@@ -22,17 +22,6 @@ use std::rc::Rc;
 use crate::lua::{self, ffi, lua_State};
 use crate::slots::Helper;
 
-/// The array constructor at [`HELPER_PACK`]: its arguments as an array.
-/// Sixteen of them are named so that the table starts with an array part
-/// of 17 (`TNEW`), which LuaJIT allocates apart from the table: `{...}`
-/// alone starts with 3 slots inside the table's own allocation, which
-/// stay there, unused, once `TSETM` gives it the array part it needs (32
-/// bytes an array). Callers pass at least 16 values.
-#[cfg(feature = "luajit")]
-const PACK_SOURCE: &[u8] =
-    b"return function(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, ...) \
-    return {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, ...} end";
-
 type PushI64 = unsafe extern "C-unwind" fn(*mut lua_State, i64);
 type PushU64 = unsafe extern "C-unwind" fn(*mut lua_State, u64);
 type PushCdata = unsafe extern "C-unwind" fn(*mut lua_State, u32) -> *mut c_void;
@@ -217,18 +206,9 @@ pub unsafe fn create(L: *mut lua_State, helpers: c_int) {
             ffi::lua_rawset(L, -3);
             lua::rawseti(L, helpers, slot);
         }
-        // Only LuaJIT's constructor path builds arrays in bulk.
-        #[cfg(feature = "luajit")]
-        if ffi::luaL_loadbuffer(L, PACK_SOURCE.as_ptr().cast(), PACK_SOURCE.len(), c"=protolua.pack".as_ptr()) == 0 {
-            ffi::lua_call(L, 0, 1);
-            crate::binary::decode::ctor::shape::jit_off(L);
-            lua::rawseti(L, helpers, Helper::Pack.at());
-        } else {
-            ffi::lua_pop(L, 1);
-        }
         let tarantool = Tarantool::resolve(L);
         let next_compiles = !lua::IS_LUAJIT || {
-            lua::rawgeti(L, helpers, crate::lua::Helper::NextCompiles.at());
+            lua::rawgeti(L, helpers, Helper::NextCompiles.at());
             let b = ffi::lua_toboolean(L, -1) != 0;
             ffi::lua_pop(L, 1);
             b

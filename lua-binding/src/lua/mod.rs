@@ -7,6 +7,7 @@
 
 pub mod host;
 pub mod int64;
+pub mod table;
 
 use crate::slots::Helper;
 use std::os::raw::{c_int, c_void};

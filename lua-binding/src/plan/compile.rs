@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 
 use pbwire::{Tag, WireType};
-use prost_reflect::{Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind as PKind, Syntax};
+use prost_reflect::{
+    Cardinality, DescriptorPool, ExtensionDescriptor, FieldDescriptor, Kind as PKind, MessageDescriptor, Syntax,
+};
 
 use crate::plan::features::{self, Presence, Resolver};
 use crate::plan::{
@@ -28,162 +30,108 @@ pub fn compile_pool(pool: &DescriptorPool) -> Result<Plans, String> {
     compile_with(pool, Resolver::new(Vec::new()))
 }
 
-fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, String> {
-    let mut plans = Plans::default();
-    let message_index: HashMap<String, usize> =
-        pool.all_messages().enumerate().map(|(i, m)| (m.full_name().to_owned(), i)).collect();
-    let enum_index: HashMap<String, usize> =
-        pool.all_enums().enumerate().map(|(i, e)| (e.full_name().to_owned(), i)).collect();
-    let mut key_ids: HashMap<String, i32> = HashMap::new();
-    let mut intern = |plans: &mut Plans, name: &str| -> i32 {
-        let next = key_ids.len() as i32 + 1;
-        *key_ids.entry(name.to_owned()).or_insert_with(|| {
+fn compile_with(pool: &DescriptorPool, resolver: Resolver) -> Result<Plans, String> {
+    let mut c = Compiler {
+        plans: Plans::default(),
+        key_ids: HashMap::new(),
+        message_index: pool.all_messages().enumerate().map(|(i, m)| (m.full_name().to_owned(), i)).collect(),
+        enum_index: pool.all_enums().enumerate().map(|(i, e)| (e.full_name().to_owned(), i)).collect(),
+        extensions_of: HashMap::new(),
+        resolver,
+    };
+    for e in pool.all_enums() {
+        let plan = c.enum_plan(&e);
+        c.plans.enums.push(plan);
+    }
+    for e in pool.all_extensions() {
+        c.extensions_of.entry(e.containing_message().full_name().to_owned()).or_default().push(e);
+    }
+    for m in pool.all_messages() {
+        let plan = c.message_plan(&m)?;
+        c.plans.messages.push(plan);
+    }
+    check_map_entries(&c.plans)?;
+    Ok(c.plans)
+}
+
+/// The state of one compilation: the plans so far and the indices that
+/// link them.
+struct Compiler {
+    plans: Plans,
+    /// Key string → its id (1-based index in `plans.keys`).
+    key_ids: HashMap<String, i32>,
+    message_index: HashMap<String, usize>,
+    enum_index: HashMap<String, usize>,
+    /// Message full name → the extensions of it declared anywhere in the set.
+    extensions_of: HashMap<String, Vec<ExtensionDescriptor>>,
+    resolver: Resolver,
+}
+
+/// Where a message's fields stand while they are compiled in number order.
+struct MessageState {
+    /// Oneof full name → its index among the message's real oneofs.
+    oneof_of: HashMap<String, u16>,
+    /// Per oneof, the indices of its members among the fields.
+    members: Vec<Vec<u16>>,
+    /// Repeated and map fields so far (each gets a container slot).
+    n_slots: u16,
+}
+
+impl Compiler {
+    /// The id of key string `name`, interned on first use.
+    fn intern(&mut self, name: &str) -> i32 {
+        let next = self.key_ids.len() as i32 + 1;
+        let plans = &mut self.plans;
+        *self.key_ids.entry(name.to_owned()).or_insert_with(|| {
             plans.keys.push(name.into());
             next
         })
-    };
+    }
 
-    for e in pool.all_enums() {
+    fn enum_plan(&mut self, e: &prost_reflect::EnumDescriptor) -> EnumPlan {
         // Declaration order (prost-reflect's values() is in number order):
         // the first declared value is the enum's default.
         let values: Box<[(i32, Box<str>)]> =
             e.enum_descriptor_proto().value.iter().map(|v| (v.number(), Box::from(v.name()))).collect();
-        let mut by_number: Vec<(i32, i32)> = values.iter().map(|(n, name)| (*n, intern(&mut plans, name))).collect();
+        let mut by_number: Vec<(i32, i32)> = values.iter().map(|(n, name)| (*n, self.intern(name))).collect();
         // Stable sort, then keep the first declared name of each number.
         by_number.sort_by_key(|&(n, _)| n);
         by_number.dedup_by_key(|&mut (n, _)| n);
         let mut by_name: Vec<(Box<str>, i32)> = values.iter().map(|(n, s)| (s.clone(), *n)).collect();
         by_name.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-        plans.enums.push(EnumPlan {
+        EnumPlan {
             full_name: e.full_name().into(),
             values,
             by_number: by_number.into_boxed_slice(),
             by_name: by_name.into_boxed_slice(),
-            closed: if resolver.is_editions(e.parent_file().name()) {
-                !resolver.enumeration(&e).open_enum
+            closed: if self.resolver.is_editions(e.parent_file().name()) {
+                !self.resolver.enumeration(e).open_enum
             } else {
                 e.parent_file().syntax() == Syntax::Proto2
             },
-        });
+        }
     }
 
-    let mut extensions_of: HashMap<String, Vec<ExtensionDescriptor>> = HashMap::new();
-    for e in pool.all_extensions() {
-        extensions_of.entry(e.containing_message().full_name().to_owned()).or_default().push(e);
-    }
-
-    for m in pool.all_messages() {
+    fn message_plan(&mut self, m: &MessageDescriptor) -> Result<MessagePlan, String> {
         let mut oneofs: Vec<OneofPlan> = Vec::new();
-        let mut oneof_of: HashMap<String, u16> = HashMap::new();
+        let mut st = MessageState { oneof_of: HashMap::new(), members: Vec::new(), n_slots: 0 };
         for o in m.oneofs().filter(|o| !o.is_synthetic()) {
-            oneof_of.insert(o.full_name().to_owned(), oneofs.len() as u16);
+            st.oneof_of.insert(o.full_name().to_owned(), oneofs.len() as u16);
             oneofs.push(OneofPlan { name: o.name().into(), members: Box::new([]) });
         }
+        st.members = vec![Vec::new(); oneofs.len()];
         // Fields and the extensions of this message (from any file of the
         // set), one number-ordered list.
         let mut descs: Vec<Member> = m.fields().map(Member::Field).collect();
-        descs.extend(extensions_of.get(m.full_name()).into_iter().flatten().cloned().map(Member::Ext));
+        descs.extend(self.extensions_of.get(m.full_name()).into_iter().flatten().cloned().map(Member::Ext));
         descs.sort_by_key(|f| f.number());
         let mut fields = Vec::with_capacity(descs.len());
-        let mut members: Vec<Vec<u16>> = vec![Vec::new(); oneofs.len()];
-        let mut n_slots: u16 = 0;
         for (i, f) in descs.iter().enumerate() {
-            let feat = resolver.is_editions(f.parent_file().name()).then(|| {
-                let scope = match f {
-                    Member::Field(_) => Some(m.clone()),
-                    Member::Ext(e) => e.parent_message(),
-                };
-                resolver.field(scope.as_ref(), &f.parent_file().options(), &f.options())
-            });
-            let (kind, sub) = match f.kind() {
-                PKind::Double => (Kind::Double, 0),
-                PKind::Float => (Kind::Float, 0),
-                PKind::Int32 => (Kind::Int32, 0),
-                PKind::Int64 => (Kind::Int64, 0),
-                PKind::Uint32 => (Kind::UInt32, 0),
-                PKind::Uint64 => (Kind::UInt64, 0),
-                PKind::Sint32 => (Kind::SInt32, 0),
-                PKind::Sint64 => (Kind::SInt64, 0),
-                PKind::Fixed32 => (Kind::Fixed32, 0),
-                PKind::Fixed64 => (Kind::Fixed64, 0),
-                PKind::Sfixed32 => (Kind::SFixed32, 0),
-                PKind::Sfixed64 => (Kind::SFixed64, 0),
-                PKind::Bool => (Kind::Bool, 0),
-                PKind::String => (Kind::String, 0),
-                PKind::Bytes => (Kind::Bytes, 0),
-                PKind::Enum(e) => (Kind::Enum, enum_index[e.full_name()] as u32),
-                PKind::Message(sm) => {
-                    let delimited = feat.is_some_and(|x| x.delimited) && !f.is_map() && !m.is_map_entry();
-                    let k = if f.is_group() || delimited { Kind::Group } else { Kind::Message };
-                    (k, message_index[sm.full_name()] as u32)
-                }
-            };
-            let card = if f.is_map() {
-                Card::Map
-            } else if f.is_list() {
-                Card::Repeated
-            } else {
-                Card::Single
-            };
-            let packed =
-                card == Card::Repeated && kind.is_packable() && feat.map_or_else(|| f.is_packed(), |x| x.packed);
-            let wire = if packed { WireType::Len } else { kind.wire_type() };
-            let tag = Tag::new(f.number(), wire).map_err(|e| format!("{}.{}: {e}", m.full_name(), f.name()))?.encode();
-            let name = f.key_name();
-            let key_id = intern(&mut plans, &name);
-            let oneof = match f.containing_oneof() {
-                Some(o) if !o.is_synthetic() => {
-                    let idx = oneof_of[o.full_name()];
-                    members[idx as usize].push(i as u16);
-                    idx
-                }
-                _ => NO_ONEOF,
-            };
-            let slot = if card == Card::Single {
-                u16::MAX
-            } else {
-                n_slots += 1;
-                n_slots - 1
-            };
-            let default = if card == Card::Single && oneof == NO_ONEOF {
-                default_of(&f.default_value())
-            } else {
-                DefaultValue::None
-            };
-            fields.push(FieldPlan {
-                number: f.number(),
-                default,
-                kind,
-                card,
-                packed,
-                utf8: kind == Kind::String
-                    && feat.map_or_else(|| f.parent_file().syntax() == Syntax::Proto3, |x| x.verify_utf8),
-                required: match feat {
-                    Some(x) => x.presence == Presence::LegacyRequired,
-                    None => f.cardinality() == Cardinality::Required,
-                },
-                implicit: card == Card::Single
-                    && match feat {
-                        Some(x) => {
-                            x.presence == Presence::Implicit
-                                && !matches!(kind, Kind::Message | Kind::Group)
-                                && oneof == NO_ONEOF
-                                && matches!(f, Member::Field(_))
-                        }
-                        None => !f.supports_presence(),
-                    },
-                key_id,
-                sub,
-                tag,
-                oneof,
-                slot,
-                name: name.into(),
-                plain_wire: NOT_PLAIN,
-            });
-            let last = fields.len() - 1;
-            fields[last].plain_wire = plain_wire_of(&fields[last], &plans.enums);
+            let mut plan = self.field_plan(m, f, i, &mut st)?;
+            plan.plain_wire = plain_wire_of(&plan, &self.plans.enums);
+            fields.push(plan);
         }
-        for (o, mem) in oneofs.iter_mut().zip(members) {
+        for (o, mem) in oneofs.iter_mut().zip(st.members) {
             o.members = mem.into_boxed_slice();
         }
         let dense_len =
@@ -198,8 +146,8 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
             fields.iter().enumerate().filter(|(_, f)| f.required).map(|(i, _)| i as u16).collect();
         let required_mask =
             if required.iter().all(|&i| i < 64) { required.iter().fold(0u64, |m, &i| m | 1 << i) } else { 0 };
-        let by_tag = plain_by_tag(&fields, &plans.enums);
-        plans.messages.push(MessagePlan {
+        let by_tag = plain_by_tag(&fields, &self.plans.enums);
+        Ok(MessagePlan {
             full_name: m.full_name().into(),
             required,
             required_mask,
@@ -210,12 +158,117 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
             fields: fields.into_boxed_slice(),
             dense: dense.into_boxed_slice(),
             oneofs: oneofs.into_boxed_slice(),
-            n_slots,
+            n_slots: st.n_slots,
             is_map_entry: m.is_map_entry(),
-        });
+        })
     }
-    check_map_entries(&plans)?;
-    Ok(plans)
+
+    /// The plan of field or extension `f`, the `i`-th of message `m` by
+    /// number (its `plain_wire` left for the caller).
+    fn field_plan(
+        &mut self,
+        m: &MessageDescriptor,
+        f: &Member,
+        i: usize,
+        st: &mut MessageState,
+    ) -> Result<FieldPlan, String> {
+        let feat = self.resolver.is_editions(f.parent_file().name()).then(|| {
+            let scope = match f {
+                Member::Field(_) => Some(m.clone()),
+                Member::Ext(e) => e.parent_message(),
+            };
+            self.resolver.field(scope.as_ref(), &f.parent_file().options(), &f.options())
+        });
+        let (kind, sub) = match f.kind() {
+            PKind::Enum(e) => (Kind::Enum, self.enum_index[e.full_name()] as u32),
+            PKind::Message(sm) => {
+                let delimited = feat.is_some_and(|x| x.delimited) && !f.is_map() && !m.is_map_entry();
+                let k = if f.is_group() || delimited { Kind::Group } else { Kind::Message };
+                (k, self.message_index[sm.full_name()] as u32)
+            }
+            scalar => (scalar_kind(&scalar), 0),
+        };
+        let card = if f.is_map() {
+            Card::Map
+        } else if f.is_list() {
+            Card::Repeated
+        } else {
+            Card::Single
+        };
+        let packed = card == Card::Repeated && kind.is_packable() && feat.map_or_else(|| f.is_packed(), |x| x.packed);
+        let wire = if packed { WireType::Len } else { kind.wire_type() };
+        let tag = Tag::new(f.number(), wire).map_err(|e| format!("{}.{}: {e}", m.full_name(), f.name()))?.encode();
+        let name = f.key_name();
+        let key_id = self.intern(&name);
+        let oneof = match f.containing_oneof() {
+            Some(o) if !o.is_synthetic() => {
+                let idx = st.oneof_of[o.full_name()];
+                st.members[idx as usize].push(i as u16);
+                idx
+            }
+            _ => NO_ONEOF,
+        };
+        let slot = if card == Card::Single {
+            u16::MAX
+        } else {
+            st.n_slots += 1;
+            st.n_slots - 1
+        };
+        let default =
+            if card == Card::Single && oneof == NO_ONEOF { default_of(&f.default_value()) } else { DefaultValue::None };
+        Ok(FieldPlan {
+            number: f.number(),
+            default,
+            kind,
+            card,
+            packed,
+            utf8: kind == Kind::String
+                && feat.map_or_else(|| f.parent_file().syntax() == Syntax::Proto3, |x| x.verify_utf8),
+            required: match feat {
+                Some(x) => x.presence == Presence::LegacyRequired,
+                None => f.cardinality() == Cardinality::Required,
+            },
+            implicit: card == Card::Single
+                && match feat {
+                    Some(x) => {
+                        x.presence == Presence::Implicit
+                            && !matches!(kind, Kind::Message | Kind::Group)
+                            && oneof == NO_ONEOF
+                            && matches!(f, Member::Field(_))
+                    }
+                    None => !f.supports_presence(),
+                },
+            key_id,
+            sub,
+            tag,
+            oneof,
+            slot,
+            name: name.into(),
+            plain_wire: NOT_PLAIN,
+        })
+    }
+}
+
+/// The plan kind of a scalar field kind (not an enum or a message).
+fn scalar_kind(k: &PKind) -> Kind {
+    match k {
+        PKind::Double => Kind::Double,
+        PKind::Float => Kind::Float,
+        PKind::Int32 => Kind::Int32,
+        PKind::Int64 => Kind::Int64,
+        PKind::Uint32 => Kind::UInt32,
+        PKind::Uint64 => Kind::UInt64,
+        PKind::Sint32 => Kind::SInt32,
+        PKind::Sint64 => Kind::SInt64,
+        PKind::Fixed32 => Kind::Fixed32,
+        PKind::Fixed64 => Kind::Fixed64,
+        PKind::Sfixed32 => Kind::SFixed32,
+        PKind::Sfixed64 => Kind::SFixed64,
+        PKind::Bool => Kind::Bool,
+        PKind::String => Kind::String,
+        PKind::Bytes => Kind::Bytes,
+        PKind::Enum(_) | PKind::Message(_) => unreachable!("scalar_kind of an enum or message field"),
+    }
 }
 
 /// Every map field's entry message is what protoc makes of `map<K, V>`:

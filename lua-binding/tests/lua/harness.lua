@@ -226,9 +226,9 @@ T.is_luajit = is_luajit
 
 --- Whether this LuaJIT compiled a hot `next` loop when protolua loaded:
 --- the module's own probe, read from its helper table (upvalue 1 of
---- `protolua.unknown`; slot 14, src/int64.rs HELPER_NEXT_COMPILES). Where
+--- `protolua.unknown`; slot 14, src/slots.rs Helper::NextCompiles). Where
 --- it did not (Tarantool 2.6's LuaJIT, or the JIT off), encode fetches
---- only messages of 8 or more fields (src/encode.rs,
+--- only messages of 8 or more fields (src/binary/encode/mod.rs,
 --- FETCH_INTERPRETED_MIN_FIELDS).
 function T.next_compiles()
     if not is_luajit then return false end

@@ -326,7 +326,7 @@ end)
 
 T.test('api: a singular message field seen again merges, wherever it recurs', function()
     -- The first occurrence in a new table skips the lookup for a table to
-    -- merge into (decode.rs `first_sub`); later ones must still find it.
+    -- merge into (src/binary/decode/walk.rs `first_sub`); later ones must still find it.
     local a1 = Person:encode({ address = { street = 's' } })
     local a2 = Person:encode({ address = { city = 'c' } })
     local a3 = Person:encode({ address = { zip = 'z', street = 't' } })

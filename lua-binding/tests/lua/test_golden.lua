@@ -33,7 +33,7 @@ for _, c in ipairs(cases) do
             T.eq(M:decode(enc), expected, c.name .. ' decode(encode(x))')
 
             -- The same bytes whichever way encode visits the fields (probe
-            -- or walk, see encode.rs): in a fresh schema whose first encode
+            -- or walk, see src/binary/encode/mod.rs): in a fresh schema whose first encode
             -- saw an empty table the top level is walked; on the next pass
             -- every sparse nested message is walked too.
             local W = protolua.load_file(FIXTURES .. '/descriptors/' .. c.fds):message(c.type)

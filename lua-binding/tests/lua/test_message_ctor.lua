@@ -1,5 +1,5 @@
 -- The general walk's message constructors (LuaJIT: DecodeCtx::message_by_ctor
--- in src/decode.rs, src/shape_ctor.rs): a message's values are read onto
+-- in src/binary/decode/ctor/message.rs, ctor/shape.rs): a message's values are read onto
 -- the stack and its table made by the constructor of its shape (the fields
 -- in the order they first occur). Whatever the shape does not cover (a
 -- singular field met again, an unknown field, a wrong wire type, a
@@ -253,7 +253,7 @@ end)
 T.test('message constructors: a new array of unpacked varints read before it is made', function()
     -- BenchPayload.values (int32, unpacked): LuaJIT reads a new array's run
     -- into a buffer of 64 values before making it (fresh_varint_run in
-    -- src/decode.rs); the rest of a longer run is counted, then stored.
+    -- src/binary/decode/ctor/message.rs); the rest of a longer run is counted, then stored.
     local B = T.schema('proto2_basic.fds'):message('proto2_basic.BenchPayload')
     local base = vint(1, 5) .. str(2, LONG)
     local MINUS_ONE = '\255\255\255\255\255\255\255\255\255\1'
@@ -367,7 +367,7 @@ end)
 
 T.test('whole-tree constructors: the same tables as the C API, with fresh schemas', function()
     -- LuaJIT decodes a root whose whole tree the walk covers through one
-    -- generated constructor of all its leaves (src/tree_ctor.rs); a type
+    -- generated constructor of all its leaves (src/binary/decode/ctor/tree.rs); a type
     -- that keeps missing is switched off, so the schemas are loaded afresh
     -- for each case here. Each case is decoded twice (compiled, then
     -- memoised) and compared with option constructors = false, metatables
@@ -436,7 +436,7 @@ T.test('whole-tree constructors: a finalizer decoding another tree of the same t
 end)
 
 T.test('whole-tree constructors: the memoised tree program gives way at any byte', function()
-    -- A decode first runs the program of the memoised tree (src/tree_program.rs):
+    -- A decode first runs the program of the memoised tree (src/binary/decode/ctor/program.rs):
     -- steps expecting each field's tag and value. Input that departs from
     -- it anywhere (a byte changed, cut, added, appended) must fall back to
     -- the signature walk and the general walk with the same outcome as
@@ -615,7 +615,7 @@ end)
 
 T.test('constructor path: long arrays of scalars and strings filled on the parked thread', function()
     -- LuaJIT fills a long new array of scalars or strings on a coroutine
-    -- of the module's (src/bulk_array.rs), so the caller's stack never
+    -- of the module's (src/binary/decode/ctor/bulk.rs), so the caller's stack never
     -- holds its values; arrays of messages, and a decode inside another's
     -- fill, keep them on their own stack. Other Luas build every array
     -- with rawseti: the same tables and the same bytes.
@@ -708,7 +708,7 @@ T.test('constructor path: a decode error after an array filled on the parked thr
     -- After the call on the parked thread, a decode error raised on the
     -- caller's thread, then a trace exit: LuaJIT before 2023 (LuaJIT#1066,
     -- Debian 12's luajit) crashed here unless the caller's thread is made
-    -- current again (bulk_array::back_on). The reproducer of #1066.
+    -- current again (ctor::bulk::back_on). The reproducer of #1066.
     if not (T.is_luajit and jit.status()) then return end
     local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
     local nums = {}

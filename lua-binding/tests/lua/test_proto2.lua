@@ -162,7 +162,7 @@ end)
 
 T.test('proto2: an unpacked run under a two-byte tag, broken by a tag sharing its first byte', function()
     -- items (17) is tagged 8a 01; unknown field 33 (LEN) is tagged 8a 02:
-    -- the run count compares both bytes (decode.rs `count_run`).
+    -- the run count compares both bytes (src/binary/decode/scan.rs `count_run`).
     local B = 'proto2_basic.BenchPayload'
     local function item(id) return '\138\1' .. string.char(2) .. '\8' .. string.char(id) end
     local head = '\8\1\18\1x'
@@ -177,7 +177,7 @@ T.test('proto2: an unpacked run under a two-byte tag, broken by a tag sharing it
 end)
 
 T.test('proto2: the one-byte-tag fast path (plain and required fields) keeps every check', function()
-    -- decode.rs looks one-byte tags up in MessagePlan::plain_by_tag; a
+    -- binary/decode/walk.rs looks one-byte tags up in MessagePlan::plain_by_tag; a
     -- required field found there must still count as seen, a wrong wire
     -- type must still go to the unknown fields, and the last value wins.
     local B = 'proto2_basic.BenchPayload'

@@ -124,7 +124,7 @@ end)
 
 T.test('encode walk (sparse tables): same checks and errors as the probe', function()
     -- A fresh message handle whose last encode saw an empty table walks
-    -- the next one with lua_next (encode.rs); each case runs both ways.
+    -- the next one with lua_next (src/binary/encode/probe.rs); each case runs both ways.
     local function both(fds, name, fn)
         for _, warm in ipairs({ false, true }) do
             local M = protolua.load_file(FIXTURES .. '/descriptors/' .. fds):message(name)
@@ -167,7 +167,7 @@ end)
 
 T.test('encode walk: many set fields and any key order give the probe\'s bytes', function()
     -- The walk keeps its first 8 fields on its frame and the rest in a
-    -- shared vector (encode.rs walk_fields); the fields are put in number
+    -- shared vector (src/binary/encode/walk.rs walk_fields); the fields are put in number
     -- order afterwards (two by a rotation, more by a sort). A handle whose
     -- last encode saw 2 of BenchPayload's 18 fields walks the next table,
     -- however many fields it has; a fresh handle probes it.
@@ -324,7 +324,7 @@ end)
 
 T.test('decode: the first container of a frame, before and after unknown fields and sub-messages', function()
     -- The first array a frame creates lands in its container slot without
-    -- a settop (decode.rs `switch_container`); unknown fields take the
+    -- a settop (src/binary/decode/containers.rs `switch_container`); unknown fields take the
     -- slots first. Each order must decode the same table and keep the
     -- unknown bytes.
     local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')

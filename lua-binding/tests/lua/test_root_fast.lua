@@ -1,4 +1,4 @@
--- decode's root fast path (DecodeCtx::root_fast in src/decode.rs): an input
+-- decode's root fast path (DecodeCtx::root_fast in src/binary/decode/root_fast.rs): an input
 -- of at most 64 bytes made only of plain singular fields with one-byte tags
 -- is read whole before its table is made. Each test decodes such an input
 -- (the fast path) and the same fields where the fast path must give up: an
@@ -173,7 +173,7 @@ T.test('root fast path: options the fast path leaves to the general one', functi
 end)
 
 -- LuaJIT: the fast path's table comes from a constructor per shape (the
--- field numbers in wire order: src/shape_ctor.rs), cached per handle, at
+-- field numbers in wire order: src/binary/decode/ctor/shape.rs), cached per handle, at
 -- most 64, the last one used kept apart. Every shape must give the table
 -- the C API path gives (`schema:decode`, which takes no constructor).
 T.test('root fast path: shape constructors, every order, the cache full, switching shapes', function()

@@ -1,5 +1,5 @@
 -- Runs of repeated fields with one-byte tags, every scalar kind: the run
--- loops of decode.rs (`leaf_strings`, `leaf_varints` for unpacked runs
+-- loops of src/binary/decode/runs.rs (`leaf_strings`, `leaf_varints` for unpacked runs
 -- after their first element, `packed_fixed` for packed fixed-width runs)
 -- against the element-by-element results and errors (review-7; the
 -- fixtures' repeated fields of most kinds have two-byte tags, which never

@@ -86,26 +86,11 @@ impl<'a> DecodeCtx<'a> {
                     let number = tag.field_number();
                     let wt = tag.wire_type();
                     if wt == WireType::EndGroup {
-                        match group {
-                            Some(g) if g == number => {
-                                ended = true;
-                                break;
-                            }
-                            Some(g) => {
-                                let at = r.position() - tag_len(tag);
-                                return Err(self.err.set(CodecError::wire(pbwire::Error::new(
-                                    pbwire::ErrorKind::GroupMismatch { expected: g, found: number },
-                                    at,
-                                ))));
-                            }
-                            None => {
-                                let at = r.position() - tag_len(tag);
-                                return Err(self.err.set(CodecError::wire(pbwire::Error::new(
-                                    pbwire::ErrorKind::UnexpectedEndGroup(number),
-                                    at,
-                                ))));
-                            }
+                        if group == Some(number) {
+                            ended = true;
+                            break;
                         }
+                        return Err(self.end_group_error(group, tag, r));
                     }
                     let Some(fi) = plan.field_index(number) else {
                         take_slots(L, &mut cs.taken, acc);
@@ -117,88 +102,31 @@ impl<'a> DecodeCtx<'a> {
                         Card::Single => {
                             // A plain field (see `FieldPlan::plain_wire`) with its
                             // own wire type needs none of these checks.
-                            if f.plain_wire != wt as u8 {
-                                if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                                    take_slots(L, &mut cs.taken, acc);
-                                    self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
-                                    continue;
-                                }
-                                if f.required && fi < 64 {
-                                    seen_required |= 1u64 << fi;
-                                }
-                                if !LEAN && f.oneof != NO_ONEOF {
-                                    self.switch_oneof(plan, t, fi, &mut oneof_cur);
-                                }
-                                if matches!(f.kind, Kind::Message | Kind::Group)
-                                    && !self.first_sub(fi, merge, &mut seen_sub)
-                                {
-                                    self.push_key(f.key_id);
-                                    if lua::rawget(L, t) == ffi::LUA_TTABLE {
-                                        // A repeated occurrence of a singular message merges.
-                                        self.push_key(f.key_id);
-                                        ffi::lua_insert(L, -2);
-                                        self.sub_message(f, r, depth, number, true)
-                                            .map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
-                                        ffi::lua_rawset(L, t);
-                                        continue;
-                                    }
-                                    ffi::lua_pop(L, 1);
-                                }
+                            if f.plain_wire != wt as u8
+                                && !self.single_checked::<LEAN>(
+                                    mi,
+                                    fi,
+                                    f,
+                                    r,
+                                    tag,
+                                    tag_at,
+                                    depth,
+                                    t,
+                                    merge,
+                                    &mut cs,
+                                    &mut run,
+                                    acc,
+                                    &mut seen_required,
+                                    &mut seen_sub,
+                                    &mut oneof_cur,
+                                )?
+                            {
+                                continue;
                             }
                             fi
                         }
                         Card::Repeated => {
-                            // The slots are taken by the first container
-                            // created (`switch_container`), or here.
-                            if wt == WireType::Len && f.kind.is_packable() {
-                                if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
-                                    take_slots(L, &mut cs.taken, acc);
-                                    self.packed_closed_enum(mi, fi, f, r, t, &mut cs, &mut run, acc)?;
-                                } else {
-                                    self.packed_run(mi, fi, f, r, t, &mut cs)?;
-                                }
-                            } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
-                                // A field met for the first time in a new table
-                                // (the common case) fills an array of its own on
-                                // top (`fresh_array`), stored when the run ends.
-                                let fresh = cs.is_new(f);
-                                let (slot, mut n) = if fresh {
-                                    (self.fresh_array(f, t, &cs, count_run(r, tag)), 1)
-                                } else {
-                                    (cs.slot, self.next_index(fi, f, t, &mut cs, 0))
-                                };
-                                // The rest of the run: encoders write a field's
-                                // elements together, so while the next tag is this
-                                // one (one or two bytes), the lookup and checks
-                                // above hold for it too. Closed enums check every
-                                // value (`next_len` 0: no tag continues the run).
-                                let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
-                                let (next_len, next) = run_tag(tag, closed);
-                                loop {
-                                    self.value(f, r, depth, number)
-                                        .map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
-                                    lua::rawseti(L, slot, n);
-                                    if !run_continues(r, next_len, next) {
-                                        break;
-                                    }
-                                    if next_len == 1 && !matches!(f.kind, Kind::Message | Kind::Group) {
-                                        n = self.leaf_run(mi, fi, f, r, slot, n, next as u8)?;
-                                        if !fresh && let Some(c) = cs.counts.get_mut(f.slot as usize) {
-                                            *c = n as u32;
-                                        }
-                                        break;
-                                    }
-                                    let _ = r.advance(next_len);
-                                    n = if fresh { n + 1 } else { self.next_index(fi, f, t, &mut cs, 0) };
-                                }
-                                if fresh {
-                                    ffi::lua_rawset(L, t);
-                                    cs.counts[f.slot as usize] = n as u32;
-                                }
-                            } else {
-                                take_slots(L, &mut cs.taken, acc);
-                                self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
-                            }
+                            self.repeated_field(mi, fi, f, r, tag, tag_at, depth, t, &mut cs, &mut run, acc)?;
                             continue;
                         }
                         Card::Map if LEAN => {
@@ -206,19 +134,7 @@ impl<'a> DecodeCtx<'a> {
                             core::hint::unreachable_unchecked()
                         }
                         Card::Map => {
-                            take_slots(L, &mut cs.taken, acc);
-                            if wt != WireType::Len {
-                                self.skip_unknown(r, tag, depth, tag_at, &mut run, acc)?;
-                                continue;
-                            }
-                            let kept = self
-                                .map_entry(fi, f, r, depth, t, &mut cs)
-                                .map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
-                            if !kept {
-                                // A closed-enum value the enum lacks: the whole
-                                // entry is an unknown field, as protobuf does.
-                                self.note_unknown(&mut run, acc, tag_at, r.position());
-                            }
+                            self.map_field(mi, fi, f, r, tag, tag_at, depth, t, &mut cs, &mut run, acc)?;
                             continue;
                         }
                     }
@@ -241,6 +157,212 @@ impl<'a> DecodeCtx<'a> {
                     r.position(),
                 ))));
             }
+            self.finish_frame(mi, plan, r, t, acc, seen_required, merge, &mut run, &cs)?;
+        }
+        Ok(())
+    }
+
+    /// The checks of singular field `fi` whose wire type is not its plain
+    /// one: `false` when the field was skipped as unknown, or merged into
+    /// the message already in the table; `true` when its value is to be
+    /// stored (the oneof switched, the required bit set).
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame: `t` its table, `acc` its accumulator.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn single_checked<const LEAN: bool>(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        tag: Tag,
+        tag_at: usize,
+        depth: u32,
+        t: c_int,
+        merge: bool,
+        cs: &mut Containers,
+        run: &mut UnknownRun,
+        acc: c_int,
+        seen_required: &mut u64,
+        seen_sub: &mut u64,
+        oneof_cur: &mut [u16; TRACKED_ONEOFS],
+    ) -> Res<bool> {
+        let L = self.L;
+        let plan = &self.plans.messages[mi as usize];
+        let number = tag.field_number();
+        let wt = tag.wire_type();
+        // SAFETY: as the frame's (`message`).
+        unsafe {
+            if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                take_slots(L, &mut cs.taken, acc);
+                self.skip_unknown(r, tag, depth, tag_at, run, acc)?;
+                return Ok(false);
+            }
+            if f.required && fi < 64 {
+                *seen_required |= 1u64 << fi;
+            }
+            if !LEAN && f.oneof != NO_ONEOF {
+                self.switch_oneof(plan, t, fi, oneof_cur);
+            }
+            if matches!(f.kind, Kind::Message | Kind::Group) && !self.first_sub(fi, merge, seen_sub) {
+                self.push_key(f.key_id);
+                if lua::rawget(L, t) == ffi::LUA_TTABLE {
+                    // A repeated occurrence of a singular message merges.
+                    self.push_key(f.key_id);
+                    ffi::lua_insert(L, -2);
+                    self.sub_message(f, r, depth, number, true).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
+                    ffi::lua_rawset(L, t);
+                    return Ok(false);
+                }
+                ffi::lua_pop(L, 1);
+            }
+        }
+        Ok(true)
+    }
+
+    /// One entry of map field `fi`.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame: `t` its table, `acc` its accumulator.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn map_field(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        tag: Tag,
+        tag_at: usize,
+        depth: u32,
+        t: c_int,
+        cs: &mut Containers,
+        run: &mut UnknownRun,
+        acc: c_int,
+    ) -> Res {
+        let L = self.L;
+        let wt = tag.wire_type();
+        // SAFETY: as the frame's (`message`).
+        unsafe {
+            take_slots(L, &mut cs.taken, acc);
+            if wt != WireType::Len {
+                self.skip_unknown(r, tag, depth, tag_at, run, acc)?;
+                return Ok(());
+            }
+            let kept = self.map_entry(fi, f, r, depth, t, cs).map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
+            if !kept {
+                // A closed-enum value the enum lacks: the whole
+                // entry is an unknown field, as protobuf does.
+                self.note_unknown(run, acc, tag_at, r.position());
+            }
+        }
+        Ok(())
+    }
+
+    /// The rest of a run of repeated field `fi` (not a map) whose tag was
+    /// just read: a packed run, or elements while the same tag comes next.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame: `t` its table, `acc` its accumulator.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn repeated_field(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        tag: Tag,
+        tag_at: usize,
+        depth: u32,
+        t: c_int,
+        cs: &mut Containers,
+        run: &mut UnknownRun,
+        acc: c_int,
+    ) -> Res {
+        let L = self.L;
+        let number = tag.field_number();
+        let wt = tag.wire_type();
+        // SAFETY: as the frame's (`message`).
+        unsafe {
+            // The slots are taken by the first container
+            // created (`switch_container`), or here.
+            if wt == WireType::Len && f.kind.is_packable() {
+                if f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed {
+                    take_slots(L, &mut cs.taken, acc);
+                    self.packed_closed_enum(mi, fi, f, r, t, cs, run, acc)?;
+                } else {
+                    self.packed_run(mi, fi, f, r, t, cs)?;
+                }
+            } else if wt == f.kind.wire_type() && !(f.kind == Kind::Enum && self.closed_miss(f, r)?) {
+                // A field met for the first time in a new table
+                // (the common case) fills an array of its own on
+                // top (`fresh_array`), stored when the run ends.
+                let fresh = cs.is_new(f);
+                let (slot, mut n) = if fresh {
+                    (self.fresh_array(f, t, cs, count_run(r, tag)), 1)
+                } else {
+                    (cs.slot, self.next_index(fi, f, t, cs, 0))
+                };
+                // The rest of the run: encoders write a field's
+                // elements together, so while the next tag is this
+                // one (one or two bytes), the lookup and checks
+                // above hold for it too. Closed enums check every
+                // value (`next_len` 0: no tag continues the run).
+                let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
+                let (next_len, next) = run_tag(tag, closed);
+                loop {
+                    self.value(f, r, depth, number).map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
+                    lua::rawseti(L, slot, n);
+                    if !run_continues(r, next_len, next) {
+                        break;
+                    }
+                    if next_len == 1 && !matches!(f.kind, Kind::Message | Kind::Group) {
+                        n = self.leaf_run(mi, fi, f, r, slot, n, next as u8)?;
+                        if !fresh && let Some(c) = cs.counts.get_mut(f.slot as usize) {
+                            *c = n as u32;
+                        }
+                        break;
+                    }
+                    let _ = r.advance(next_len);
+                    n = if fresh { n + 1 } else { self.next_index(fi, f, t, cs, 0) };
+                }
+                if fresh {
+                    ffi::lua_rawset(L, t);
+                    cs.counts[f.slot as usize] = n as u32;
+                }
+            } else {
+                take_slots(L, &mut cs.taken, acc);
+                self.skip_unknown(r, tag, depth, tag_at, run, acc)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A frame's end: the required check, unknown bytes stored, the
+    /// options' empty containers and defaults, its slots released.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame: `t` its table, `acc` its accumulator.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn finish_frame(
+        &self,
+        mi: u32,
+        plan: &MessagePlan,
+        r: &Reader<'_>,
+        t: c_int,
+        acc: c_int,
+        seen_required: u64,
+        merge: bool,
+        run: &mut UnknownRun,
+        cs: &Containers,
+    ) -> Res {
+        let L = self.L;
+        // SAFETY: as the frame's (`message`).
+        unsafe {
             // All seen (the common case): no call. Otherwise (or when the
             // seen-set does not cover them) the full check names the missing.
             let all = plan.required_mask;
@@ -251,10 +373,10 @@ impl<'a> DecodeCtx<'a> {
                 self.check_required(mi, plan, t, seen_required, merge, r.position())?;
             }
             if run.end != run.start {
-                self.flush_unknown(&mut run, acc);
+                self.flush_unknown(run, acc);
             }
             if self.opts.empty && plan.n_slots != 0 {
-                self.make_empty_containers(plan, t, &cs);
+                self.make_empty_containers(plan, t, cs);
             }
             if self.opts.defaults != DefaultsMode::None && !plan.is_map_entry {
                 self.apply_defaults(mi, plan, t);
@@ -268,6 +390,19 @@ impl<'a> DecodeCtx<'a> {
             debug_assert_eq!(ffi::lua_gettop(L), t, "decode frame left its stack unbalanced");
         }
         Ok(())
+    }
+
+    /// The error for an END_GROUP tag that does not close `group`.
+    #[cold]
+    #[inline(never)]
+    fn end_group_error(&self, group: Option<u32>, tag: Tag, r: &Reader<'_>) -> Fail {
+        let at = r.position() - tag_len(tag);
+        let number = tag.field_number();
+        let kind = match group {
+            Some(g) => pbwire::ErrorKind::GroupMismatch { expected: g, found: number },
+            None => pbwire::ErrorKind::UnexpectedEndGroup(number),
+        };
+        self.err.set(CodecError::wire(pbwire::Error::new(kind, at)))
     }
 
     /// Whether singular message field `fi` occurs for the first time in a

@@ -4,6 +4,40 @@
 
 use super::*;
 
+/// Lua source of encode's LuaJIT helpers: the key counters, the fetcher
+/// maker and the `next` probe.
+#[cfg(feature = "luajit")]
+const FETCH_SOURCE: &str = include_str!("fetch.lua");
+
+/// Put encode's LuaJIT helpers in the helper table at `helpers`
+/// ([`Helper::CountKeys`], [`Helper::CountBatchKeys`],
+/// [`Helper::MakeFetcher`], [`Helper::NextCompiles`]). Where the chunk
+/// cannot run, the slots stay nil and encode takes its C API paths. Other
+/// hosts have no fetchers: nothing is done.
+///
+/// # Safety
+/// `L` valid with 5 free slots; `helpers` an absolute index of a table.
+/// May raise on out-of-memory.
+pub unsafe fn install_helpers(L: *mut lua_State, helpers: c_int) {
+    #[cfg(feature = "luajit")]
+    // SAFETY: loading and running our own constant chunk; its four results
+    // are stored and popped.
+    unsafe {
+        let name = c"=protolua.fetch";
+        if ffi::luaL_loadbuffer(L, FETCH_SOURCE.as_ptr().cast(), FETCH_SOURCE.len(), name.as_ptr()) == 0
+            && ffi::lua_pcall(L, 0, 4, 0) == 0
+        {
+            for slot in [Helper::NextCompiles, Helper::MakeFetcher, Helper::CountBatchKeys, Helper::CountKeys] {
+                lua::rawseti(L, helpers, slot.at());
+            }
+        } else {
+            ffi::lua_pop(L, 1);
+        }
+    }
+    #[cfg(not(feature = "luajit"))]
+    let _ = (L, helpers);
+}
+
 /// Split a fetch's count slot (see [`FETCH_COUNT_BITS`]) into the key
 /// count and the values' type codes.
 #[inline(always)]

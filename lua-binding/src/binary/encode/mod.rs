@@ -21,7 +21,7 @@
 
 mod buffers;
 mod elements;
-mod fetch;
+pub mod fetch;
 mod fields;
 pub mod keys;
 mod probe;
@@ -146,7 +146,7 @@ const ELEMENT_BATCH: usize = 32;
 /// on the Lua stack while the element is encoded, and one C call may use
 /// at most `LUAI_MAXCSTACK` (8,000) slots on LuaJIT and 5.1: a small batch
 /// keeps 200 levels (`max_depth`'s ceiling) well inside it. The batch
-/// fetcher's Lua source (`int64::LUAJIT_HELPERS`, `BATCH`) is unrolled
+/// fetcher's Lua source (`fetch.lua`, `BATCH`) is unrolled
 /// for this many tables: change both together.
 const MESSAGE_BATCH: usize = 8;
 

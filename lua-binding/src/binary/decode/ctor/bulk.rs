@@ -2,16 +2,16 @@
 //!
 //! An array of [`BULK_MIN`]..=[`BULK_MAX`] elements is made by one call of
 //! the helper `pack` (`function(a1, …, a16, ...) return {a1, …, a16, ...}
-//! end`, `host::HELPER_PACK`) on its values: LuaJIT copies them in with
+//! end`, `Helper::Pack`) on its values: LuaJIT copies them in with
 //! `VARG` and `TSETM`, ~26 instructions an element fewer than a
-//! `lua_rawseti` each (PERF_LOG, twelfth session).
+//! `lua_rawseti` each (PERF_LOG).
 //!
 //! All of an array's values sit on a stack before that call. On the
 //! caller's stack they would grow it, and LuaJIT halves an idle thread's
 //! stack at every GC cycle (`lj_state_shrinkstack`), so the first long
 //! array after each cycle would reallocate it. Arrays of scalars and
 //! strings are therefore filled on the **parked thread**: a coroutine made
-//! once per module (slot `host::HELPER_BULK_THREAD` of the helper table),
+//! once per module (slot `Helper::BulkThread` of the helper table),
 //! never resumed, whose stack is sized once for [`BULK_MAX`] values and
 //! kept from shrinking by `FILL` nils below them (LuaJIT shrinks a stack
 //! only when less than a quarter of it is in use). The walk's own loops
@@ -33,11 +33,40 @@ use std::os::raw::{c_int, c_void};
 use crate::lua::{self, ffi, lua_State};
 use crate::slots::Helper;
 
+/// The array constructor at [`Helper::Pack`]: its arguments as an array.
+/// Sixteen of them are named so that the table starts with an array part
+/// of 17 (`TNEW`), which LuaJIT allocates apart from the table: `{...}`
+/// alone starts with 3 slots inside the table's own allocation, which
+/// stay there, unused, once `TSETM` gives it the array part it needs (32
+/// bytes an array). Callers pass at least 16 values.
+const PACK_SOURCE: &[u8] =
+    b"return function(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, ...) \
+    return {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, ...} end";
+
+/// Put the array constructor in the helper table at `helpers`, its JIT
+/// off as for every constructor called from C ([`super::shape::jit_off`]).
+///
+/// # Safety
+/// `L` valid with 3 free slots; `helpers` an absolute index of a table.
+/// May raise on out-of-memory.
+pub unsafe fn install_helpers(L: *mut lua_State, helpers: c_int) {
+    // SAFETY: loading and running our own constant chunk.
+    unsafe {
+        if ffi::luaL_loadbuffer(L, PACK_SOURCE.as_ptr().cast(), PACK_SOURCE.len(), c"=protolua.pack".as_ptr()) == 0 {
+            ffi::lua_call(L, 0, 1);
+            super::shape::jit_off(L);
+            lua::rawseti(L, helpers, Helper::Pack.at());
+        } else {
+            ffi::lua_pop(L, 1);
+        }
+    }
+}
+
 /// Shortest array built by one call: the call costs ~600 instructions (on
 /// the parked thread inside Tarantool ~550 more: PERF_LOG, thirteenth
 /// session), so shorter arrays keep `rawseti`.
 pub const BULK_MIN: usize = 32;
-// `pack` takes at least 16 values (host.rs, `PACK_SOURCE`), and
+// `pack` takes at least 16 values ([`PACK_SOURCE`]), and
 // `finish_here` passes it all but the last.
 const _: () = assert!(BULK_MIN > 17);
 

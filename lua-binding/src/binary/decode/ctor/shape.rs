@@ -16,7 +16,7 @@
 //! fast path read, in wire order, without a repeat, at most
 //! [`CTOR_FIELDS`] of them, packed four bits a number into a positive
 //! `int`. It keys the handle's constructor cache, `Msg:decode`'s upvalue
-//! [`crate::api::message::DECODE_UP_CTORS`]; `[0]` counts the entries. A
+//! [`HandleUp::Ctors`](crate::slots::HandleUp::Ctors); `[0]` counts the entries. A
 //! miss compiles the shape's constructor from generated source, once: at
 //! most [`MAX_SHAPES`] a handle, beyond which the C API path serves.
 //! The constructors run in the interpreter (`luaJIT_setmode` turns
@@ -31,7 +31,7 @@
 //!
 //! The general walk's shapes ([`Shape`]: up to [`SHAPE_FIELDS`] field
 //! indices in first-occurrence order) are kept per schema: its constructor
-//! table (the key table's [`KEYS_CTORS`]) caches up to
+//! table (the key table's [`KeySlot::Ctors`](crate::slots::KeySlot::Ctors)) caches up to
 //! [`MAX_MESSAGE_SHAPES`] of them by a string id, and holds at `[mi + 1]`
 //! the constructor of message `mi`'s memoised shape (the memo is Rust
 //! side, in the schema), which the walk pushes when a message starts: a
