@@ -2,7 +2,62 @@
 //! shape is read onto the stack and its table made by one call of the
 //! shape's generated constructor (`super::shape`).
 
+use crate::binary::decode::ctor::shape::{SHAPE_FIELDS, Shape};
 use crate::binary::decode::*;
+
+/// The constructor's arguments read so far by
+/// [`DecodeCtx::message_by_ctor`]: the shape (`shape[1..=n]`, their field
+/// indices), and per field index whether it was seen (also the required
+/// check's seen set: a required field is singular) and for a repeated one
+/// its array's argument; per argument, its array's element count.
+pub(in crate::binary::decode) struct CtorArgs {
+    shape: Shape,
+    n: usize,
+    seen: u64,
+    arg_of: [MaybeUninit<u8>; 64],
+    count: [MaybeUninit<u32>; SHAPE_FIELDS],
+}
+
+impl CtorArgs {
+    #[inline(always)]
+    fn new() -> Self {
+        CtorArgs {
+            shape: [0; SHAPE_FIELDS + 1],
+            n: 0,
+            seen: 0,
+            arg_of: [MaybeUninit::uninit(); 64],
+            count: [MaybeUninit::uninit(); SHAPE_FIELDS],
+        }
+    }
+
+    /// The field indices of the arguments read.
+    #[inline(always)]
+    fn read(&self) -> &[u8] {
+        &self.shape[1..=self.n]
+    }
+
+    /// Singular field `fi` (< 64) is the next argument. The caller checked
+    /// `n < SHAPE_FIELDS`.
+    #[inline(always)]
+    fn add(&mut self, fi: usize) {
+        self.seen |= 1u64 << fi;
+        // SAFETY: `n < SHAPE_FIELDS` (caller), so `1 + n` is in `shape`.
+        unsafe { *self.shape.get_unchecked_mut(1 + self.n) = fi as u8 };
+        self.n += 1;
+    }
+
+    /// Repeated field `fi` (< 64) gets the next argument, an array of
+    /// `count` elements. The caller checked `n < SHAPE_FIELDS`.
+    #[inline(always)]
+    fn add_array(&mut self, fi: usize, count: u32) {
+        // SAFETY: `fi` < 64 and `n < SHAPE_FIELDS` (caller).
+        unsafe {
+            self.arg_of.get_unchecked_mut(fi).write(self.n as u8);
+            self.count.get_unchecked_mut(self.n).write(count);
+        }
+        self.add(fi);
+    }
+}
 
 impl<'a> DecodeCtx<'a> {
     /// [`Self::message`] for a new table of a `by_ctor` plan (LuaJIT, with
@@ -34,7 +89,6 @@ impl<'a> DecodeCtx<'a> {
         r: &mut Reader<'_>,
         depth: u32,
     ) -> Res<ByCtor> {
-        use crate::binary::decode::ctor::shape::{SHAPE_FIELDS, Shape};
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
         debug_assert!(plan.by_ctor && plan.fields.len() <= 64);
@@ -63,15 +117,7 @@ impl<'a> DecodeCtx<'a> {
             let speculated = memo.get();
             lua::push_rawgeti(L, self.ctors, i64::from(mi) + 1);
             let base = ffi::lua_gettop(L);
-            let mut shape: Shape = [0; SHAPE_FIELDS + 1];
-            let mut n = 0usize;
-            // Per field index: seen yet (also the required check's seen
-            // set: a required field is singular), and for a repeated one
-            // its array's argument (written when first seen); per argument,
-            // its array's element count (written when it is made).
-            let mut seen = 0u64;
-            let mut arg_of = [MaybeUninit::<u8>::uninit(); 64];
-            let mut count = [MaybeUninit::<u32>::uninit(); SHAPE_FIELDS];
+            let mut args = CtorArgs::new();
             while let Some(&b0) = r.rest().first() {
                 let at = r.clone();
                 // A plain field (one-byte tag, its own wire type, singular)
@@ -83,7 +129,7 @@ impl<'a> DecodeCtx<'a> {
                 } else {
                     let tag = r.read_tag().map_err(|e| self.err.set(CodecError::wire(e)))?;
                     let Some(fi) = plan.field_index(tag.field_number()) else {
-                        return Ok(self.ctor_bail(plan, base, &shape[1..=n], at, r));
+                        return Ok(self.ctor_bail(plan, base, args.read(), at, r));
                     };
                     (fi, Some(tag))
                 };
@@ -91,108 +137,41 @@ impl<'a> DecodeCtx<'a> {
                 let bit = 1u64 << fi;
                 match (f.card, tag) {
                     (Card::Single, _) => {
-                        if seen & bit != 0 || n == SHAPE_FIELDS {
-                            return Ok(self.ctor_bail(plan, base, &shape[1..=n], at, r));
+                        if args.seen & bit != 0 || args.n == SHAPE_FIELDS {
+                            return Ok(self.ctor_bail(plan, base, args.read(), at, r));
                         }
                         if let Some(tag) = tag {
                             let wt = tag.wire_type();
                             if f.plain_wire != wt as u8
                                 && (wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?))
                             {
-                                return Ok(self.ctor_bail(plan, base, &shape[1..=n], at, r));
+                                return Ok(self.ctor_bail(plan, base, args.read(), at, r));
                             }
                         }
                         self.value(f, r, depth, f.number).map_err(|_| self.err.with(|e| e.in_field(mi, fi)))?;
                     }
                     (Card::Repeated, Some(tag)) => {
-                        let wt = tag.wire_type();
-                        let packed = wt == WireType::Len && f.kind.is_packable();
-                        let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
-                        if (packed && closed)
-                            || (!packed && (wt != f.kind.wire_type() || (closed && self.closed_miss(f, r)?)))
-                            || (seen & bit == 0 && n == SHAPE_FIELDS)
-                        {
-                            return Ok(self.ctor_bail(plan, base, &shape[1..=n], at, r));
+                        if !self.ctor_repeated(mi, fi, f, r, depth, tag, base, &mut args)? {
+                            return Ok(self.ctor_bail(plan, base, args.read(), at, r));
                         }
-                        if !packed && seen & bit == 0 && tag.raw() < 0x80 && f.kind.is_plain_varint() {
-                            // A new array of varints: read, then made at
-                            // its size, without a counting pass.
-                            let last = self.fresh_varint_run(mi, fi, f, r, depth, tag)?;
-                            seen |= bit;
-                            arg_of.get_unchecked_mut(fi).write(n as u8);
-                            count.get_unchecked_mut(n).write(last as u32);
-                            *shape.get_unchecked_mut(1 + n) = fi as u8;
-                            n += 1;
-                            continue;
-                        }
-                        let run = if packed {
-                            let run =
-                                r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
-                            if run.is_empty() {
-                                // No element: the field stays absent.
-                                continue;
-                            }
-                            Some(run)
-                        } else {
-                            None
-                        };
-                        let presize = match run {
-                            Some(run) => packed_count(f, run),
-                            None => count_run(r, tag),
-                        };
-                        if seen & bit == 0
-                            && !closed
-                            && (BULK_MIN..=BULK_MAX).contains(&presize)
-                            && let Some(last) = self.bulk_run(mi, fi, f, run, r, depth, tag, presize)
-                        {
-                            let last = last?;
-                            seen |= bit;
-                            arg_of.get_unchecked_mut(fi).write(n as u8);
-                            count.get_unchecked_mut(n).write(last as u32);
-                            *shape.get_unchecked_mut(1 + n) = fi as u8;
-                            n += 1;
-                            continue;
-                        }
-                        let arg = if seen & bit != 0 {
-                            usize::from(arg_of.get_unchecked(fi).assume_init())
-                        } else {
-                            ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
-                            if self.seq_mt != 0 {
-                                self.set_mt(-1, self.seq_mt);
-                            }
-                            seen |= bit;
-                            arg_of.get_unchecked_mut(fi).write(n as u8);
-                            count.get_unchecked_mut(n).write(0);
-                            *shape.get_unchecked_mut(1 + n) = fi as u8;
-                            n += 1;
-                            n - 1
-                        };
-                        let slot = base + 1 + arg as c_int;
-                        let last = i64::from(count.get_unchecked(arg).assume_init());
-                        let last = match run {
-                            Some(run) => self.packed_run_into(mi, fi, f, run, r.position(), slot, last, presize)?,
-                            None => self.unpacked_run(mi, fi, f, r, depth, tag, slot, last, closed)?,
-                        };
-                        count.get_unchecked_mut(arg).write(last as u32);
                         continue;
                     }
                     // A plain field is singular; a by_ctor plan has no map.
                     (Card::Repeated, None) | (Card::Map, _) => core::hint::unreachable_unchecked(),
                 }
-                seen |= bit;
-                *shape.get_unchecked_mut(1 + n) = fi as u8;
-                n += 1;
+                args.add(fi);
             }
-            shape[0] = n as u8;
+            let n = args.n;
+            args.shape[0] = n as u8;
             let all = plan.required_mask;
-            if self.opts.check_required && !plan.required.is_empty() && (all == 0 || seen & all != all) {
-                self.ctor_table(plan, base, &shape[1..=n]);
-                return self.check_required(mi, plan, base, seen, false, r.position()).map(|()| ByCtor::Done);
+            if self.opts.check_required && !plan.required.is_empty() && (all == 0 || args.seen & all != all) {
+                self.ctor_table(plan, base, args.read());
+                return self.check_required(mi, plan, base, args.seen, false, r.position()).map(|()| ByCtor::Done);
             }
             // A memo hit: the constructor at `base` is the shape's (no type
             // check: see `shape::find_message_ctor`). A miss: the
             // shape's from the cache or compiled, in its place.
-            let hit = n != 0 && speculated == shape;
+            let hit = n != 0 && speculated == args.shape;
             if !hit {
                 if n == 0
                     || !crate::binary::decode::ctor::shape::find_message_ctor(
@@ -201,11 +180,11 @@ impl<'a> DecodeCtx<'a> {
                         self.keys,
                         memo,
                         mi,
-                        &shape,
+                        &args.shape,
                         |fi| i64::from(plan.fields.get_unchecked(usize::from(fi)).key_id),
                     )
                 {
-                    self.ctor_table(plan, base, &shape[1..=n]);
+                    self.ctor_table(plan, base, args.read());
                     return Ok(ByCtor::Done);
                 }
                 ffi::lua_replace(L, base);
@@ -217,6 +196,90 @@ impl<'a> DecodeCtx<'a> {
             debug_assert_eq!(ffi::lua_gettop(L), base, "constructor frame left its stack unbalanced");
         }
         Ok(ByCtor::Done)
+    }
+
+    /// One run of repeated field `fi` (its `tag` just read) in a message
+    /// built by constructor: its array made or extended as an argument of
+    /// the constructor. `false` when the shape cannot cover it (the caller
+    /// bails out), nothing read.
+    ///
+    /// # Safety
+    /// As [`Self::message_by_ctor`]'s frame; `base` its constructor slot.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn ctor_repeated(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        r: &mut Reader<'_>,
+        depth: u32,
+        tag: Tag,
+        base: c_int,
+        args: &mut CtorArgs,
+    ) -> Res<bool> {
+        let L = self.L;
+        let bit = 1u64 << fi;
+        // SAFETY: as `message_by_ctor`'s; `fi` < 64 (a by_ctor plan); an
+        // argument's count is written when its array is made.
+        unsafe {
+            let wt = tag.wire_type();
+            let packed = wt == WireType::Len && f.kind.is_packable();
+            let closed = f.kind == Kind::Enum && self.plans.enums[f.sub as usize].closed;
+            if (packed && closed)
+                || (!packed && (wt != f.kind.wire_type() || (closed && self.closed_miss(f, r)?)))
+                || (args.seen & bit == 0 && args.n == SHAPE_FIELDS)
+            {
+                return Ok(false);
+            }
+            if !packed && args.seen & bit == 0 && tag.raw() < 0x80 && f.kind.is_plain_varint() {
+                // A new array of varints: read, then made at
+                // its size, without a counting pass.
+                let last = self.fresh_varint_run(mi, fi, f, r, depth, tag)?;
+                args.add_array(fi, last as u32);
+                return Ok(true);
+            }
+            let run = if packed {
+                let run = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
+                if run.is_empty() {
+                    // No element: the field stays absent.
+                    return Ok(true);
+                }
+                Some(run)
+            } else {
+                None
+            };
+            let presize = match run {
+                Some(run) => packed_count(f, run),
+                None => count_run(r, tag),
+            };
+            if args.seen & bit == 0
+                && !closed
+                && (BULK_MIN..=BULK_MAX).contains(&presize)
+                && let Some(last) = self.bulk_run(mi, fi, f, run, r, depth, tag, presize)
+            {
+                args.add_array(fi, last? as u32);
+                return Ok(true);
+            }
+            let arg = if args.seen & bit != 0 {
+                usize::from(args.arg_of.get_unchecked(fi).assume_init())
+            } else {
+                ffi::lua_createtable(L, presize.min(1 << 26) as c_int, 0);
+                if self.seq_mt != 0 {
+                    self.set_mt(-1, self.seq_mt);
+                }
+                args.add_array(fi, 0);
+                args.n - 1
+            };
+            let slot = base + 1 + arg as c_int;
+            let last = i64::from(args.count.get_unchecked(arg).assume_init());
+            let last = match run {
+                Some(run) => self.packed_run_into(mi, fi, f, run, r.position(), slot, last, presize)?,
+                None => self.unpacked_run(mi, fi, f, r, depth, tag, slot, last, closed)?,
+            };
+            args.count.get_unchecked_mut(arg).write(last as u32);
+        }
+        Ok(true)
     }
 
     /// [`Self::message_by_ctor`] meets what its shape does not cover, at

@@ -31,7 +31,7 @@ use pbwire::{Reader, WireType};
 
 use crate::binary::decode::DecodeCtx;
 use crate::lua::{self, ffi};
-use crate::plan::{Card, Kind, PLAIN_REQUIRED};
+use crate::plan::{Card, FieldPlan, Kind, PLAIN_REQUIRED};
 
 /// Most leaf values of a tree (a Lua function has at most ~250 slots).
 pub const TREE_LEAVES: usize = 180;
@@ -262,46 +262,7 @@ impl DecodeCtx<'_> {
                         if closed {
                             return None;
                         }
-                        let run = r.read_len_bytes().ok()?;
-                        if run.is_empty() {
-                            // No element: the field stays absent (met again,
-                            // the general walk takes it).
-                            continue;
-                        }
-                        let mut n = 0;
-                        if f.kind.wire_type() == WireType::Varint {
-                            // Counted first, so that the loop pushes
-                            // within the reserve without a check a value;
-                            // then read off the bytes (as `leaf_varints`),
-                            // the kind's conversion chosen once.
-                            n = pbwire::packed::count_packed_varints(run);
-                            if n > TREE_ARRAY || sig.leaves + n > TREE_LEAVES {
-                                return None;
-                            }
-                            sig.leaves += n;
-                            let pushed = match f.kind {
-                                Kind::Int32 => push_varints(run, |v| self.push_varint_as(Kind::Int32, f, v)),
-                                Kind::UInt32 => push_varints(run, |v| self.push_varint_as(Kind::UInt32, f, v)),
-                                Kind::SInt32 => push_varints(run, |v| self.push_varint_as(Kind::SInt32, f, v)),
-                                Kind::Bool => push_varints(run, |v| self.push_varint_as(Kind::Bool, f, v)),
-                                _ => push_varints(run, |v| self.push_varint(f, v)),
-                            };
-                            if pushed != Some(n) {
-                                return None;
-                            }
-                        } else {
-                            let mut sub = Reader::with_offset(run, r.position() - run.len());
-                            while !sub.is_empty() {
-                                n += 1;
-                                if n > TREE_ARRAY {
-                                    return None;
-                                }
-                                sig.leaf()?;
-                                self.value(f, &mut sub, depth, f.number).ok()?;
-                            }
-                        }
-                        sig.push(ARRAY | fi)?;
-                        sig.push(n as u8)?;
+                        self.tree_packed(f, fi, r, depth, sig)?;
                     }
                     (Card::Repeated, _) => {
                         if wt != f.kind.wire_type() {
@@ -333,6 +294,59 @@ impl DecodeCtx<'_> {
             return None;
         }
         sig.push(END)
+    }
+
+    /// A packed run of repeated field `fi` (its tag read): leaves pushed,
+    /// signature recorded.
+    ///
+    /// # Safety
+    /// As [`Self::tree_root`].
+    #[inline(always)]
+    unsafe fn tree_packed(&self, f: &FieldPlan, fi: u8, r: &mut Reader<'_>, depth: u32, sig: &mut Sig) -> Option<()> {
+        // SAFETY: one free slot a leaf, reserved by `tree_root`.
+        unsafe {
+            let run = r.read_len_bytes().ok()?;
+            if run.is_empty() {
+                // No element: the field stays absent (met again,
+                // the general walk takes it).
+                return Some(());
+            }
+            let mut n = 0;
+            if f.kind.wire_type() == WireType::Varint {
+                // Counted first, so that the loop pushes
+                // within the reserve without a check a value;
+                // then read off the bytes (as `leaf_varints`),
+                // the kind's conversion chosen once.
+                n = pbwire::packed::count_packed_varints(run);
+                if n > TREE_ARRAY || sig.leaves + n > TREE_LEAVES {
+                    return None;
+                }
+                sig.leaves += n;
+                let pushed = match f.kind {
+                    Kind::Int32 => push_varints(run, |v| self.push_varint_as(Kind::Int32, f, v)),
+                    Kind::UInt32 => push_varints(run, |v| self.push_varint_as(Kind::UInt32, f, v)),
+                    Kind::SInt32 => push_varints(run, |v| self.push_varint_as(Kind::SInt32, f, v)),
+                    Kind::Bool => push_varints(run, |v| self.push_varint_as(Kind::Bool, f, v)),
+                    _ => push_varints(run, |v| self.push_varint(f, v)),
+                };
+                if pushed != Some(n) {
+                    return None;
+                }
+            } else {
+                let mut sub = Reader::with_offset(run, r.position() - run.len());
+                while !sub.is_empty() {
+                    n += 1;
+                    if n > TREE_ARRAY {
+                        return None;
+                    }
+                    sig.leaf()?;
+                    self.value(f, &mut sub, depth, f.number).ok()?;
+                }
+            }
+            sig.push(ARRAY | fi)?;
+            sig.push(n as u8)?;
+        }
+        Some(())
     }
 
     /// The constructor of signature `sig` of root `mi` into slot `slot`
