@@ -195,6 +195,8 @@ pub unsafe fn encode_with(
         err: crate::error::ErrSlot::new(),
         module: &inner.module,
         index: inner.key_index.get(),
+        fetch: o.strategies.fetch,
+        walk: o.strategies.walk,
     };
     // SAFETY: no Lua error can be raised while `bufs` is borrowed (see the
     // encode module); the stack has `ROOT_STACK_FREE` slots for the root

@@ -7,7 +7,7 @@ use crate::error::{ErrBuf, raise_fmt, type_name};
 use crate::lua::host;
 use crate::lua::int64::Int64Mode;
 use crate::lua::{self, ffi, lua_State, upvalue};
-use crate::plan::options::{DefaultsMode, LoadOptions, MAX_MAX_DEPTH};
+use crate::plan::options::{DefaultsMode, LoadOptions, MAX_MAX_DEPTH, Strategies};
 
 /// The defaults of every option in this host (upvalue 2: the helpers).
 ///
@@ -51,6 +51,7 @@ pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, wha
                 o.empty = read_bool(L, idx, "empty", o.empty, what);
                 o.serialize = read_bool(L, idx, "serialize", o.serialize, what);
                 o.constructors = read_bool(L, idx, "constructors", o.constructors, what);
+                read_strategies(L, idx, &mut o.strategies, what);
                 if let Some(i) = read_choice(L, idx, "unknown", &["keep", "drop"], what) {
                     o.keep_unknown = i == 0;
                 }
@@ -134,5 +135,63 @@ unsafe fn read_choice(L: *mut lua_State, idx: c_int, name: &str, choices: &[&str
                 raise_fmt(L, format_args!("{what}: {name} must be {}", list.as_str()))
             }
         }
+    }
+}
+
+/// [`Strategies::NAMES`] as an error message lists them.
+const STRATEGY_LIST: &str = "root_fast, root_ctors, message_ctors, tree_ctors, tree_program, bulk_arrays, fetch, walk";
+
+/// Read option `strategies` (a table of booleans named by
+/// [`Strategies::NAMES`]) of the options table at `idx` over `s`.
+///
+/// # Safety
+/// `L` valid with 3 free slots, `idx` a table; raises on a value that is
+/// not a table, a switch that is not a boolean, or an unknown switch (no
+/// borrow is held across the raising calls).
+unsafe fn read_strategies(L: *mut lua_State, idx: c_int, s: &mut Strategies, what: &str) {
+    // SAFETY: option parsing; raw reads and `lua_next` over a table.
+    unsafe {
+        lua::push_bytes(L, b"strategies");
+        match lua::rawget(L, idx) {
+            ffi::LUA_TNIL => {}
+            ffi::LUA_TTABLE => {
+                let t = ffi::lua_gettop(L);
+                ffi::lua_pushnil(L);
+                while ffi::lua_next(L, t) != 0 {
+                    let known = ffi::lua_type(L, -2) == ffi::LUA_TSTRING
+                        && Strategies::NAMES.iter().any(|n| n.as_bytes() == lua::string_bytes(L, -2));
+                    if !known {
+                        let key = if ffi::lua_type(L, -2) == ffi::LUA_TSTRING {
+                            std::str::from_utf8(lua::string_bytes(L, -2)).unwrap_or("?")
+                        } else {
+                            type_name(L, -2)
+                        };
+                        raise_fmt(
+                            L,
+                            format_args!("{what}: strategies has no switch '{key}' (switches: {})", STRATEGY_LIST),
+                        )
+                    }
+                    ffi::lua_pop(L, 1);
+                }
+                for i in 0..Strategies::NAMES.len() {
+                    let current = *s.flags_mut()[i];
+                    let name = Strategies::NAMES[i];
+                    let v = read_bool(L, t, name, current, what);
+                    *s.flags_mut()[i] = v;
+                }
+            }
+            _ => raise_fmt(L, format_args!("{what}: strategies must be a table")),
+        }
+        ffi::lua_pop(L, 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_lists_every_switch() {
+        assert_eq!(STRATEGY_LIST, Strategies::NAMES.join(", "));
     }
 }

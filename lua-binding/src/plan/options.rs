@@ -41,6 +41,66 @@ pub struct LoadOptions {
     /// a shape allows (`constructors`; LuaJIT only, see `shape_ctor`);
     /// off, every table is built through the C API. Same result.
     pub constructors: bool,
+    /// Each codec strategy on or off (`strategies = { ... }`): for tests,
+    /// differential fuzzing and measuring; every setting gives the same
+    /// result.
+    pub strategies: Strategies,
+}
+
+/// The codec's strategies, each switchable off (docs/ARCHITECTURE.md's
+/// strategy table). Off, the next strategy of the cascade (finally the
+/// general walk, or encode's probe) does the work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strategies {
+    /// Decode: the root fast path (`binary::decode::root_fast`).
+    pub root_fast: bool,
+    /// Decode, LuaJIT: the root fast path's constructors by shape.
+    pub root_ctors: bool,
+    /// Decode, LuaJIT: messages of the general walk built by constructor.
+    pub message_ctors: bool,
+    /// Decode, LuaJIT: whole trees built by one constructor.
+    pub tree_ctors: bool,
+    /// Decode, LuaJIT: the memoised tree's program, run before its
+    /// signature walk.
+    pub tree_program: bool,
+    /// Decode, LuaJIT: long arrays built by one call, on the parked thread.
+    pub bulk_arrays: bool,
+    /// Encode, LuaJIT: fields fetched by a generated Lua function.
+    pub fetch: bool,
+    /// Encode: sparse tables walked with `lua_next` instead of probed.
+    pub walk: bool,
+}
+
+impl Strategies {
+    /// Every strategy on.
+    pub const ALL: Strategies = Strategies {
+        root_fast: true,
+        root_ctors: true,
+        message_ctors: true,
+        tree_ctors: true,
+        tree_program: true,
+        bulk_arrays: true,
+        fetch: true,
+        walk: true,
+    };
+
+    /// The option names, in the order of [`Self::flags_mut`].
+    pub const NAMES: [&'static str; 8] =
+        ["root_fast", "root_ctors", "message_ctors", "tree_ctors", "tree_program", "bulk_arrays", "fetch", "walk"];
+
+    /// The switches, in the order of [`Self::NAMES`].
+    pub fn flags_mut(&mut self) -> [&mut bool; 8] {
+        [
+            &mut self.root_fast,
+            &mut self.root_ctors,
+            &mut self.message_ctors,
+            &mut self.tree_ctors,
+            &mut self.tree_program,
+            &mut self.bulk_arrays,
+            &mut self.fetch,
+            &mut self.walk,
+        ]
+    }
 }
 
 /// Option `defaults = 'none'|'values'|'metatable'`.
@@ -71,6 +131,7 @@ impl Default for LoadOptions {
             defaults: DefaultsMode::None,
             serialize: false,
             constructors: true,
+            strategies: Strategies::ALL,
         }
     }
 }

@@ -205,7 +205,7 @@ impl<'a> DecodeCtx<'a> {
         // use at most 8). `keys` is a positive index or an upvalue
         // pseudo-index (negative).
         let res = unsafe {
-            match self.root_fast(msg) {
+            match if self.opts.strategies.root_fast { self.root_fast(msg) } else { None } {
                 Some(res) => res,
                 None => {
                     let L = self.L;
@@ -239,7 +239,7 @@ impl<'a> DecodeCtx<'a> {
                     // The whole message through its tree's constructor
                     // when the walk covers it (`tree_ctor`).
                     #[cfg(feature = "luajit")]
-                    if self.ctors != 0 && self.tree_root(msg) {
+                    if self.ctors != 0 && self.opts.strategies.tree_ctors && self.tree_root(msg) {
                         return Ok(());
                     }
                     self.frame(msg, &mut Reader::new(self.input), 1, None, false)
@@ -259,7 +259,12 @@ impl<'a> DecodeCtx<'a> {
         // a `by_ctor` one what `message_by_ctor` does.
         unsafe {
             #[cfg(feature = "luajit")]
-            if self.ctors != 0 && !merge && group.is_none() && self.plans.messages[mi as usize].by_ctor {
+            if self.ctors != 0
+                && !merge
+                && group.is_none()
+                && self.plans.messages[mi as usize].by_ctor
+                && self.opts.strategies.message_ctors
+            {
                 match self.message_by_ctor(mi, r, depth)? {
                     ByCtor::Done => return Ok(()),
                     ByCtor::Merge => return self.frame_walk(mi, r, depth, None, true),

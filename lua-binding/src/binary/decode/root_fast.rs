@@ -82,7 +82,7 @@ impl<'a> DecodeCtx<'a> {
         }
         // LuaJIT: the table from the shape's constructor, when there is one.
         #[cfg(feature = "luajit")]
-        if self.root_up && self.opts.constructors {
+        if self.root_up && self.opts.constructors && self.opts.strategies.root_ctors {
             // SAFETY: `vals[..n]` were written above.
             let read = unsafe { &*(&vals[..n] as *const [MaybeUninit<Pending>] as *const [Pending]) };
             // SAFETY: forwarded contract.

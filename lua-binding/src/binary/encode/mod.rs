@@ -80,6 +80,10 @@ pub struct EncodeCtx<'a> {
     pub module: &'a ModuleState,
     /// Key-string addresses → fields, for the walk (`None`: always probe).
     pub index: Option<&'a KeyIndex>,
+    /// Fetchers allowed (option `strategies.fetch`).
+    pub fetch: bool,
+    /// Walking sparse tables allowed (option `strategies.walk`).
+    pub walk: bool,
 }
 
 type Res<T = ()> = Result<T, Fail>;
@@ -195,6 +199,9 @@ impl EncodeCtx<'_> {
     /// than one set field in [`WALK_RATIO`] declared ones.
     #[inline]
     fn walks(&self, mi: u32) -> bool {
+        if !self.walk {
+            return false;
+        }
         match self.index {
             Some(ix) => ix.walks(mi),
             None => false,
@@ -293,6 +300,7 @@ impl EncodeCtx<'_> {
     #[inline(always)]
     fn fetches(&self, plan: &MessagePlan, depth: u32) -> bool {
         lua::IS_LUAJIT
+            && self.fetch
             && self.strict_keys
             && depth <= FETCH_MAX_DEPTH
             && !plan.fields.is_empty()

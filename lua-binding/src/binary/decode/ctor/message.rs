@@ -256,6 +256,7 @@ impl<'a> DecodeCtx<'a> {
             if args.seen & bit == 0
                 && !closed
                 && (BULK_MIN..=BULK_MAX).contains(&presize)
+                && self.opts.strategies.bulk_arrays
                 && let Some(last) = self.bulk_run(mi, fi, f, run, r, depth, tag, presize)
             {
                 args.add_array(fi, last? as u32);

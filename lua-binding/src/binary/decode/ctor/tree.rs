@@ -131,7 +131,9 @@ impl DecodeCtx<'_> {
             // The metatables are part of the constructor: a flag first.
             let flag = u8::from(self.map_mt != 0);
             // The memoised shape again: its program, without a signature.
-            let predicted = memo.program.runs_for(flag, &self.opts) && ffi::lua_type(L, top + 1) == ffi::LUA_TFUNCTION;
+            let predicted = self.opts.strategies.tree_program
+                && memo.program.runs_for(flag, &self.opts)
+                && ffi::lua_type(L, top + 1) == ffi::LUA_TFUNCTION;
             if predicted {
                 if self.run_program(&memo.program, &memo.generation).is_some() {
                     ffi::lua_call(L, ffi::lua_gettop(L) - top - 1, 1);
