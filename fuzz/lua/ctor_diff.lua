@@ -5,8 +5,8 @@
 -- results (tables, keys, metatables, unknown fields) or error strings must
 -- be the same. Inputs are generated from the fixture schemas' fields, then
 -- mutated (cuts, splices, merges, wrong wire types, unknown fields, bad
--- varints). Written by review9 against a patched build; option
--- `constructors` made the patch unnecessary.
+-- varints). A third of the draws also switch a random part of the
+-- cascade off (option `strategies`).
 --
 --   luajit fuzz/lua/ctor_diff.lua DIR [SECONDS] [SEED] [MODE]    (`just fuzz-ctor`)
 --
@@ -25,6 +25,7 @@ local B = A
 local ffi = require('ffi')
 local DIR = os.getenv('FDS_DIR') or ((arg[0]:match('^(.*/)fuzz/lua/[^/]*$') or './') .. 'fixtures/descriptors/')
 
+local STRATEGIES = { 'root_fast', 'root_ctors', 'message_ctors', 'tree_ctors', 'tree_program', 'bulk_arrays' }
 local function rd(p) local f = assert(io.open(p, 'rb')); local s = f:read('*a'); f:close(); return s end
 local FILES = {
     hello = rd(DIR .. 'hello.fds'), proto2_basic = rd(DIR .. 'proto2_basic.fds'),
@@ -383,12 +384,22 @@ local function rand_opts()
     if rand(2) == 1 then o.int64 = INT64[rand(4)] end
     if rand(3) == 1 then o.enums = rand(2) == 1 and 'name' or 'number' end
     if rand(5) == 1 then o.utf8 = rand(2) == 1 end
+    -- A random part of the cascade switched off (option `strategies`): the
+    -- rest must still give what the C API path gives.
+    if rand(3) == 1 then
+        o.strategies = {}
+        for _, n in ipairs(STRATEGIES) do
+            if rand(3) == 1 then o.strategies[n] = false end
+        end
+    end
     return o
 end
 local function describe_opts(o)
     if o == nil then return 'nil' end
     local parts = {}
-    for k, v in pairs(o) do parts[#parts + 1] = k .. '=' .. describe(v) end
+    for k, v in pairs(o) do
+        parts[#parts + 1] = k .. '=' .. (type(v) == 'table' and describe_opts(v) or describe(v))
+    end
     table.sort(parts)
     return '{' .. table.concat(parts, ', ') .. '}'
 end

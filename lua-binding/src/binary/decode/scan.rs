@@ -194,9 +194,14 @@ pub(in crate::binary::decode) fn varint_pbwire(r: &mut Reader<'_>) -> pbwire::Re
 /// tags are rare).
 #[inline(always)]
 pub(in crate::binary::decode) fn run_tag(tag: Tag, closed: bool) -> (usize, u16) {
-    let raw = tag.raw();
+    if closed { (0, 0) } else { short_tag(tag.raw()) }
+}
+
+/// A one- or two-byte tag's length and bytes (little-endian), as
+/// [`run_continues`] compares them; `(0, 0)` for a longer tag.
+#[inline(always)]
+fn short_tag(raw: u32) -> (usize, u16) {
     match raw {
-        _ if closed => (0, 0),
         0..0x80 => (1, raw as u16),
         0x80..0x4000 => (2, (raw as u16 & 0x7f | 0x80) | ((raw >> 7) as u16) << 8),
         _ => (0, 0),
@@ -212,6 +217,40 @@ pub(in crate::binary::decode) fn run_continues(r: &Reader<'_>, next_len: usize, 
         2 => rest.first_chunk::<2>().is_some_and(|b| u16::from_le_bytes(*b) == next),
         _ => false,
     }
+}
+
+/// `push` each varint of the packed run `run`: how many, or `None` when
+/// one is bad (at most as many as `run` has end bytes, its count by
+/// `count_packed_varints`).
+#[cfg(feature = "luajit")]
+#[inline(always)]
+pub(in crate::binary::decode) fn push_varints(run: &[u8], push: impl Fn(u64)) -> Option<usize> {
+    let (mut rest, mut n) = (run, 0);
+    while !rest.is_empty() {
+        let (v, tail) = slice_varint(rest)?;
+        push(v);
+        n += 1;
+        rest = tail;
+    }
+    Some(n)
+}
+
+/// Whether `r` continues with another element under the tag `raw` (its
+/// bytes as encoded), stepping over the tag if so: [`run_continues`] for
+/// one- and two-byte tags, a compare of the encoded tag beyond.
+#[cfg(feature = "luajit")]
+#[inline(always)]
+pub(in crate::binary::decode) fn same_tag_next(r: &mut Reader<'_>, raw: u32) -> bool {
+    let (len, next) = short_tag(raw);
+    let n = if len != 0 {
+        if run_continues(r, len, next) { len } else { 0 }
+    } else {
+        match pbwire::Tag::from_varint(u64::from(raw)).map(|t| t.encode()) {
+            Ok(e) if r.rest().starts_with(e.as_bytes()) => e.as_bytes().len(),
+            _ => 0,
+        }
+    };
+    n != 0 && r.advance(n).is_ok()
 }
 
 /// How many values the packed run `run` of `f` holds (a fixed-width

@@ -30,6 +30,7 @@ use std::os::raw::c_int;
 use pbwire::{Reader, WireType};
 
 use crate::binary::decode::DecodeCtx;
+use crate::binary::decode::scan::{push_varints, same_tag_next};
 use crate::lua::{self, ffi};
 use crate::plan::{Card, FieldPlan, Kind, PLAIN_REQUIRED};
 
@@ -475,38 +476,4 @@ impl DecodeCtx<'_> {
         out.push_str(if mt { "}, MT)" } else { "}" });
         true
     }
-}
-
-/// `push` each varint of the packed run `run`: how many, or `None` when
-/// one is bad (at most as many as `run` has end bytes, its count by
-/// `count_packed_varints`).
-#[inline(always)]
-fn push_varints(run: &[u8], push: impl Fn(u64)) -> Option<usize> {
-    let (mut rest, mut n) = (run, 0);
-    while !rest.is_empty() {
-        let (v, tail) = crate::binary::decode::slice_varint(rest)?;
-        push(v);
-        n += 1;
-        rest = tail;
-    }
-    Some(n)
-}
-
-/// Whether `r` continues with another element under the tag `raw` (its
-/// bytes as encoded), stepping over the tag if so.
-#[inline(always)]
-fn same_tag_next(r: &mut Reader<'_>, raw: u32) -> bool {
-    let rest = r.rest();
-    let n = if raw < 0x80 {
-        usize::from(rest.first() == Some(&(raw as u8)))
-    } else if raw < 0x4000 {
-        if rest.len() >= 2 && rest[0] == (raw as u8 | 0x80) && rest[1] == (raw >> 7) as u8 { 2 } else { 0 }
-    } else {
-        let enc = pbwire::Tag::from_varint(u64::from(raw)).map(|t| t.encode());
-        match enc {
-            Ok(e) if rest.starts_with(e.as_bytes()) => e.as_bytes().len(),
-            _ => 0,
-        }
-    };
-    n != 0 && r.advance(n).is_ok()
 }
