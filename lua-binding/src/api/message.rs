@@ -233,6 +233,13 @@ pub unsafe fn encode_with(
     }
 }
 
+/// [`encode_with`]'s encode into buffers of its own, for an encode nested
+/// in one that holds the schema's buffers (from a finalizer).
+///
+/// # Safety
+/// As [`encode_with`], whose tail it is: `ctx` its context, `t` absolute.
+/// May raise (out of memory, the codec's error): the buffers belong to a
+/// userdata with a `__gc` from the moment they exist.
 #[cold]
 unsafe fn encode_reentrant(L: *mut lua_State, ctx: &EncodeCtx<'_>, msg: u32, t: c_int) -> c_int {
     // SAFETY: the buffers live in a userdata with a __gc, so a Lua error

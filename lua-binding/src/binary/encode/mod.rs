@@ -213,6 +213,10 @@ impl EncodeCtx<'_> {
 
     /// `message`'s walk branch for the root: walk `t`'s keys, then what
     /// `message` does after a walk.
+    ///
+    /// # Safety
+    /// As [`Self::message`] at depth 1: `t` absolute, a table, with
+    /// [`ROOT_STACK_FREE`] free slots.
     #[inline(always)]
     unsafe fn walked_message(&self, mi: u32, plan: &MessagePlan, t: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
         // SAFETY: forwarded (`message`'s contract; the stack room checked
@@ -235,6 +239,11 @@ impl EncodeCtx<'_> {
     /// field values, fetched by the caller ([`Self::fetched_elements`]),
     /// just above the fetch's count slot ([`FETCH_COUNT_BITS`]), which
     /// then gives the count (`keys` is not read).
+    ///
+    /// # Safety
+    /// `t` an absolute index of a table, read raw and left unmodified; at
+    /// depth 1 or with `vals`, [`ROOT_STACK_FREE`] free slots (else the frame
+    /// reserves its own). Raises no Lua error (see the module doc).
     unsafe fn message(&self, mi: u32, t: c_int, depth: u32, keys: usize, vals: c_int, out: &mut EncodeBuffers) -> Res {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
