@@ -24,7 +24,7 @@
 //! Binding the methods to their handle makes the `self` check of the hot
 //! entry points two `lua_touserdata` calls and one pointer comparison
 //! (`bound_handle`): about 45 instructions, where checking a shared
-//! metatable (`lua_getmetatable`, `lua_rawequal`, a pop) cost about 140.
+//! metatable (`lua_getmetatable`, `lua_rawequal`, a pop) costs about 140.
 
 use std::cell::Cell;
 use std::os::raw::c_int;

@@ -192,7 +192,7 @@ impl EncodeCtx<'_> {
     /// Lua call (the batch fetcher: per table the table, its key count and
     /// its fields' values). A batch the fetcher fails on (an element that
     /// is not a table, a hook's error) takes the per-element path, which
-    /// words its errors as before.
+    /// words the errors.
     ///
     /// # Safety
     /// As [`Self::message`]'s fields: `arr` an absolute index of a table,

@@ -110,9 +110,9 @@ const FETCH_MAX_DEPTH: u32 = 8;
 /// Where this LuaJIT does not compile the fetchers' `next` loops
 /// (`ModuleState::next_compiles`), only messages of at least this many
 /// declared fields are fetched: interpreted inside Tarantool 2.6, the
-/// fetch cost Person (5 fields) 23 % more instructions than the C API
-/// reads and saved BenchPayload (18 fields) 7.5 % once its 3-field `Inner`
-/// items were read through the C API too (PERF_LOG, thirteenth session).
+/// fetch costs Person (5 fields) 23 % more instructions than the C API
+/// reads and saves BenchPayload (18 fields) 7.5 % with its 3-field `Inner`
+/// items read through the C API (PERF_LOG).
 const FETCH_INTERPRETED_MIN_FIELDS: usize = 8;
 
 /// Repeated sub-messages of at most this many declared fields (at most

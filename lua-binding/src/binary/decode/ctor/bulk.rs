@@ -63,8 +63,8 @@ pub unsafe fn install_helpers(L: *mut lua_State, helpers: c_int) {
 }
 
 /// Shortest array built by one call: the call costs ~600 instructions (on
-/// the parked thread inside Tarantool ~550 more: PERF_LOG, thirteenth
-/// session), so shorter arrays keep `rawseti`.
+/// the parked thread inside Tarantool ~550 more: PERF_LOG), so shorter
+/// arrays keep `rawseti`.
 pub const BULK_MIN: usize = 32;
 // `pack` takes at least 16 values ([`PACK_SOURCE`]), and
 // `finish_here` passes it all but the last.
