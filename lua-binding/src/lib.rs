@@ -90,6 +90,10 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
 }
 
 /// Push the int64 helper table (LuaJIT: ctypes and classifier; else empty).
+///
+/// # Safety
+/// `L` valid with 2 free slots. May raise on out-of-memory (no Rust heap
+/// memory is owned here).
 unsafe fn push_int64_helpers(L: *mut lua_State) {
     // SAFETY: loading and running our own constant chunk.
     unsafe {

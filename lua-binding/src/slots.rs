@@ -2,7 +2,7 @@
 //! module's helper table, the upvalues of `Msg:decode`, the slots of a
 //! schema's key table and of its uservalue table. An enum's discriminants
 //! are distinct by construction, so two owners can never be given the same
-//! slot (the helper table once had two such collisions, which silently sent
+//! slot (a collision fails silently: one such in the helper table sends
 //! encode's key counts to their slow fallback).
 
 use std::os::raw::c_int;

@@ -3,7 +3,9 @@
 //! * dependencies point one way: `slots` ← `lua` ← `plan` ← `error`,
 //!   `unknown` ← the codecs and front ends (`binary`, `json`, `text`,
 //!   `proto`) ← `api` ← `lib.rs`; a codec never names another codec;
-//! * no source file over 800 lines, no function over 150.
+//! * no source file over 800 lines, no function over 150;
+//! * every `unsafe fn` states its caller's contract in a `# Safety`
+//!   section of its doc comment.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -135,4 +137,91 @@ fn files_and_functions_stay_small() {
         }
     }
     assert!(bad.is_empty(), "size limits broken:\n{}", bad.join("\n"));
+}
+
+/// The name of the `unsafe fn` that `line` (code, comments stripped)
+/// declares, if it declares one: optional `pub`/`pub(..)`, `const`,
+/// `async`, then `unsafe`, an optional `extern "ABI"` and `fn`. A type
+/// alias or a parameter of `unsafe fn` pointer type does not start so.
+fn unsafe_fn_name(line: &str) -> Option<&str> {
+    let mut rest = line.trim_start();
+    if let Some(r) = rest.strip_prefix("pub") {
+        rest = if r.starts_with('(') { &r[r.find(')')? + 1..] } else { r };
+        rest = rest.trim_start();
+    }
+    for kw in ["const ", "async "] {
+        if let Some(r) = rest.strip_prefix(kw) {
+            rest = r.trim_start();
+        }
+    }
+    rest = rest.strip_prefix("unsafe ")?.trim_start();
+    if let Some(r) = rest.strip_prefix("extern ") {
+        let r = r.trim_start().strip_prefix('"')?;
+        rest = r[r.find('"')? + 1..].trim_start();
+    }
+    let rest = rest.strip_prefix("fn ")?;
+    let end = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// Whether the doc comment above line `i` has a `# Safety` heading. Walks
+/// up over attributes (one or several lines each) and plain comments to
+/// the `///` lines, and stops at anything else.
+fn has_safety_section(lines: &[&str], i: usize) -> bool {
+    let mut j = i;
+    while j > 0 {
+        j -= 1;
+        let t = lines[j].trim();
+        if let Some(doc) = t.strip_prefix("///") {
+            let doc = doc.trim();
+            if doc.starts_with('#') && doc.trim_start_matches('#').trim() == "Safety" {
+                return true;
+            }
+            continue;
+        }
+        let attribute_or_comment = t.starts_with("#[") || (t.starts_with("//") && !t.starts_with("//!"));
+        if attribute_or_comment {
+            continue;
+        }
+        if !t.ends_with(']') {
+            return false;
+        }
+        // The last line of an attribute spread over several lines.
+        while j > 0 && !lines[j].trim_start().starts_with("#[") {
+            j -= 1;
+        }
+    }
+    false
+}
+
+#[test]
+fn every_unsafe_fn_has_a_safety_section() {
+    // The declarations the scan must see, and the lines it must not take.
+    assert_eq!(unsafe_fn_name("    pub(in crate::binary) unsafe fn a<'x>("), Some("a"));
+    assert_eq!(unsafe_fn_name("pub unsafe extern \"C-unwind\" fn b(L: *mut lua_State)"), Some("b"));
+    assert_eq!(unsafe_fn_name("unsafe fn c()"), Some("c"));
+    assert_eq!(unsafe_fn_name("type F = unsafe extern \"C\" fn();"), None);
+    assert_eq!(unsafe_fn_name("pub fn d()"), None);
+    let lines =
+        ["/// Doc.", "///", "/// # Safety", "/// Contract.", "#[inline]", "#[allow(", "    x,", ")]", "unsafe fn e()"];
+    assert!(has_safety_section(&lines, 8));
+    assert!(!has_safety_section(&["}", "/// Doc.", "#[inline]", "unsafe fn f()"], 3));
+
+    let src = src_dir();
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let (mut seen, mut bad) = (0, Vec::new());
+    for file in &files {
+        let text = fs::read_to_string(file).expect("read");
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(name) = unsafe_fn_name(code(line)) else { continue };
+            seen += 1;
+            if !has_safety_section(&lines, i) {
+                bad.push(format!("{}:{}: unsafe fn {name}", file.display(), i + 1));
+            }
+        }
+    }
+    assert!(seen > 0, "no unsafe fn found: the scan is broken");
+    assert!(bad.is_empty(), "unsafe fn without a `# Safety` section in its doc comment:\n{}", bad.join("\n"));
 }

@@ -24,7 +24,7 @@
 //! Binding the methods to their handle makes the `self` check of the hot
 //! entry points two `lua_touserdata` calls and one pointer comparison
 //! (`bound_handle`): about 45 instructions, where checking a shared
-//! metatable (`lua_getmetatable`, `lua_rawequal`, a pop) cost about 140.
+//! metatable (`lua_getmetatable`, `lua_rawequal`, a pop) costs about 140.
 
 use std::cell::Cell;
 use std::os::raw::c_int;
@@ -235,6 +235,13 @@ pub unsafe fn encode_with(
     }
 }
 
+/// [`encode_with`]'s encode into buffers of its own, for an encode nested
+/// in one that holds the schema's buffers (from a finalizer).
+///
+/// # Safety
+/// As [`encode_with`], whose tail it is: `ctx` its context, `t` absolute.
+/// May raise (out of memory, the codec's error): the buffers belong to a
+/// userdata with a `__gc` from the moment they exist.
 #[cold]
 unsafe fn encode_reentrant(L: *mut lua_State, ctx: &EncodeCtx<'_>, msg: u32, t: c_int) -> c_int {
     // SAFETY: the buffers live in a userdata with a __gc, so a Lua error

@@ -120,6 +120,12 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
 }
 
 /// Compile `bytes` and push the schema userdata.
+///
+/// # Safety
+/// Called from a C function whose upvalues 1 and 2 are the schema
+/// metatable and the helper table; `bytes` stays anchored (a Lua string on
+/// the stack) for the call; 5 free slots. Raises on a compile error or out of
+/// memory, owning no Rust heap memory then (the plans belong to the userdata).
 unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_int {
     // SAFETY: the userdata is made first (with its __gc) so the compiled
     // schema is owned by Lua from the moment it exists.
@@ -214,6 +220,11 @@ pub unsafe extern "C-unwind" fn schema_gc(L: *mut lua_State) -> c_int {
 }
 
 /// Check arg 1 is a live schema; upvalue 1 is the schema metatable.
+///
+/// # Safety
+/// Called from a C function whose upvalue 1 is the schema metatable; one
+/// free slot. The result borrows the schema at argument 1: `'a` must not
+/// outlive it there. Raises if argument 1 is not a live schema.
 unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
     // SAFETY: check_ud verifies the metatable.
     unsafe {
@@ -226,6 +237,11 @@ unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
 
 /// Push the handle of the message named by the string at `name_idx`
 /// (cached per schema), or raise if the schema has no such message.
+///
+/// # Safety
+/// Argument 1 is the schema `inner` belongs to (as [`check_schema`] found
+/// it); `name_idx` absolute; 13 free slots (5, and [`push_handle_metatable`]'s
+/// 8). Raises on a bad name or out of memory, owning no Rust heap memory.
 unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, what: &str) {
     // SAFETY: raw access to our own state table; the name is type-checked.
     unsafe {
@@ -358,6 +374,11 @@ pub unsafe extern "C-unwind" fn schema_enums(L: *mut lua_State) -> c_int {
     }
 }
 
+/// Push an array of `names`.
+///
+/// # Safety
+/// `L` valid with 2 free slots. May raise on out-of-memory: `names` must
+/// own no heap memory (a raise skips its drop).
 unsafe fn push_names<'a>(L: *mut lua_State, names: impl Iterator<Item = &'a str>) {
     // SAFETY: table on top while filling.
     unsafe {

@@ -256,6 +256,10 @@ pub unsafe fn get(L: *mut lua_State, helpers: c_int) -> Rc<ModuleState> {
 }
 
 /// `__gc` of the module-state userdata.
+///
+/// # Safety
+/// Called by Lua only, as the `__gc` of the module-state userdata
+/// (argument 1), whose metatable [`create`] sets.
 unsafe extern "C-unwind" fn module_gc(L: *mut lua_State) -> c_int {
     // SAFETY: called by Lua with our userdata as argument 1.
     unsafe {

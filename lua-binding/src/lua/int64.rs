@@ -129,6 +129,11 @@ fn fmt_i64(v: i64, buf: &mut [u8; 20]) -> &[u8] {
     &buf[start..]
 }
 
+/// Push `bits` as a new cdata of the ctype in helper slot `ctor` (1:
+/// `int64_t`, 2: `uint64_t`), or as a decimal string where there is none.
+///
+/// # Safety
+/// As [`push_i64`] (LuaJIT); `ctor` is 1 or 2.
 #[cold]
 unsafe fn push_cdata(L: *mut lua_State, helpers: c_int, ctor: i64, bits: u64) {
     // SAFETY: the helper table holds a ctype at `ctor`; calling a ctype with

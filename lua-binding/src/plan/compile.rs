@@ -392,9 +392,9 @@ mod tests {
         DescriptorProto, FieldDescriptorProto, FileDescriptorProto, FileDescriptorSet, MessageOptions,
     };
 
-    /// Found by `schema_load` (fuzz/regressions/schema_load/): a file whose
-    /// `syntax` is the empty string (proto2, by descriptor.proto) made
-    /// prost-reflect 0.16 index an empty list and panic.
+    /// A `schema_load` fuzz input (fuzz/regressions/schema_load/): a file
+    /// whose `syntax` is the empty string (proto2, by descriptor.proto)
+    /// makes prost-reflect 0.16 index an empty list and panic.
     #[test]
     fn empty_syntax_is_proto2() {
         let result = compile_descriptor_set(&[0x0a, 0x02, 0x62, 0x00]);
@@ -458,9 +458,9 @@ mod tests {
         assert!(e.contains("needs a singular field key = 1"), "{e}");
     }
 
-    /// Found by `schema_load` (fuzz/regressions/schema_load/): a map entry
-    /// message with only a key field made `Msg:fields()` (and decode) index
-    /// a value field that was not there.
+    /// A `schema_load` fuzz input (fuzz/regressions/schema_load/): a map
+    /// entry message with only a key field, whose missing value field
+    /// `Msg:fields()` (and decode) must not index.
     #[test]
     fn malformed_map_entry_is_an_error() {
         let set = std::fs::read(concat!(

@@ -29,6 +29,10 @@ pub(in crate::binary::decode) unsafe fn take_slots(L: *mut lua_State, slots: &mu
 impl<'a> DecodeCtx<'a> {
     /// In merge mode, count the elements of the arrays `t` already has (and
     /// mark its maps), so appending continues after them.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame, merging: `t` its table; one free slot of
+    /// its reserve. Raw reads only: raises nothing.
     #[cold]
     pub(in crate::binary::decode) unsafe fn count_existing(&self, plan: &MessagePlan, t: c_int, cs: &mut Containers) {
         let L = self.L;
@@ -45,6 +49,10 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Clear the previously set member of `fi`'s oneof (last one wins).
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame: `t` its table, `plan` its message, `fi` a
+    /// oneof member; two free slots. May raise on out-of-memory.
     #[inline]
     pub(in crate::binary::decode) unsafe fn switch_oneof(
         &self,
@@ -80,6 +88,11 @@ impl<'a> DecodeCtx<'a> {
 
     /// Make field `fi`'s array/map the current container (`cs.slot`),
     /// creating it (and storing it in `t`) on first use.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame: `t` its table, `cs` its containers, whose
+    /// slots are taken unless the stack top is `t`; three free slots (a new
+    /// container, its key and metatable). May raise on out-of-memory.
     #[inline(always)]
     pub(in crate::binary::decode) unsafe fn ensure_container(
         &self,
@@ -95,6 +108,11 @@ impl<'a> DecodeCtx<'a> {
         }
     }
 
+    /// [`Self::ensure_container`]'s switch, out of line: fetch field `fi`'s
+    /// container from `t` into `cs.slot`, or create it there.
+    ///
+    /// # Safety
+    /// As [`Self::ensure_container`].
     #[inline(never)]
     pub(in crate::binary::decode) unsafe fn switch_container(
         &self,
@@ -182,6 +200,9 @@ impl<'a> DecodeCtx<'a> {
 
     /// Make `fi`'s array current and return the Lua index its next
     /// element goes to.
+    ///
+    /// # Safety
+    /// As [`Self::ensure_container`].
     #[inline(always)]
     pub(in crate::binary::decode) unsafe fn next_index(
         &self,
@@ -206,6 +227,11 @@ impl<'a> DecodeCtx<'a> {
     /// One map entry into field `fi`'s map. `Ok(false)`: the entry
     /// was not stored because its value is a closed-enum value the enum
     /// lacks (the caller keeps it as an unknown field).
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame, its slots taken: `t` its table, `cs` its
+    /// containers; four free slots (the key, the value, a sub-message frame's
+    /// two). May raise on out-of-memory.
     pub(in crate::binary::decode) unsafe fn map_entry(
         &self,
         fi: usize,
@@ -284,6 +310,10 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Option `empty`: absent repeated/map fields become empty tables.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame at its end: `t` its table, `cs` its
+    /// containers; three free slots. May raise on out-of-memory.
     #[cold]
     pub(in crate::binary::decode) unsafe fn make_empty_containers(
         &self,
@@ -315,6 +345,10 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Give the table at `idx` the metatable at `mt` (option `serialize`).
+    ///
+    /// # Safety
+    /// `idx` a table (relative to the top when negative), `mt` the index of
+    /// the `seq_mt`/`map_mt` metatable; one free slot.
     #[inline(always)]
     pub(in crate::binary::decode) unsafe fn set_mt(&self, idx: c_int, mt: c_int) {
         // SAFETY: one free slot; `mt` holds a table (decode_with put it there).

@@ -6,6 +6,9 @@ use super::*;
 impl<'a> DecodeCtx<'a> {
     /// Skip a field the plan does not take (unknown number, wrong wire type,
     /// closed-enum value it lacks) and keep its bytes.
+    ///
+    /// # Safety
+    /// As [`Self::note_unknown`].
     #[inline]
     pub(in crate::binary::decode) unsafe fn skip_unknown(
         &self,
@@ -23,6 +26,10 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Keep `start..end` of the input as unknown-field bytes.
+    ///
+    /// # Safety
+    /// `acc` the frame's accumulator slot, taken ([`take_slots`]), `run` the
+    /// frame's run; as [`Self::append_unknown`].
     #[inline]
     pub(in crate::binary::decode) unsafe fn note_unknown(
         &self,
@@ -47,6 +54,9 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Append the current run to the accumulator and empty it.
+    ///
+    /// # Safety
+    /// As [`Self::append_unknown`].
     #[cold]
     pub(in crate::binary::decode) unsafe fn flush_unknown(&self, run: &mut UnknownRun, acc: c_int) {
         // SAFETY: the run lies inside the input (it was read from it).
@@ -55,6 +65,11 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Append `bytes` to the accumulator at `acc` (see [`UnknownRun`]).
+    ///
+    /// # Safety
+    /// `acc` the frame's accumulator slot, taken and holding what `run.pieces`
+    /// says (nothing, a string, a table of pieces); three free slots. May
+    /// raise on out-of-memory.
     #[cold]
     pub(in crate::binary::decode) unsafe fn append_unknown(&self, bytes: &[u8], run: &mut UnknownRun, acc: c_int) {
         let L = self.L;
@@ -85,11 +100,16 @@ impl<'a> DecodeCtx<'a> {
     /// `store[t] = acc`, after what `t` already had when merging (a
     /// repeated singular sub-message): then both become one table of
     /// pieces, appended to in place, so repeated merges stay linear.
+    ///
+    /// # Safety
+    /// At the frame's end: `t` its table, `acc` its accumulator holding at
+    /// least one piece; `helpers` the helper table; five free slots. May raise
+    /// on out-of-memory.
     #[cold]
     pub(in crate::binary::decode) unsafe fn store_unknown(&self, t: c_int, acc: c_int, merge: bool) {
         let L = self.L;
         // SAFETY: the helper table holds the store (created at luaopen);
-        // four free slots (the frame reserves 9).
+        // five free slots (the frame reserves 9).
         unsafe {
             if lua::rawgeti(L, self.helpers, Helper::Unknown.at()) != ffi::LUA_TTABLE {
                 ffi::lua_pop(L, 1);
@@ -136,6 +156,10 @@ impl<'a> DecodeCtx<'a> {
 
     /// Option `defaults`: fill absent fields of `t` from the message's
     /// defaults table, or give `t` the shared metatable over it.
+    ///
+    /// # Safety
+    /// At the frame's end: `t` its table, `plan` message `mi`'s; `keys` the
+    /// key table; 8 free slots of the frame's reserve. May raise on out-of-memory.
     #[cold]
     pub(in crate::binary::decode) unsafe fn apply_defaults(&self, mi: u32, plan: &MessagePlan, t: c_int) {
         let L = self.L;
@@ -191,10 +215,14 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Push a new table of the defaults of `plan`'s singular fields.
+    ///
+    /// # Safety
+    /// `plan` a message of `self.plans`; four free slots (the table, a key, a
+    /// cdata value's two). May raise on out-of-memory.
     #[cold]
     pub(in crate::binary::decode) unsafe fn build_defaults(&self, plan: &MessagePlan) {
         let L = self.L;
-        // SAFETY: three free slots (reserved by the frame).
+        // SAFETY: four free slots (reserved by the frame).
         unsafe {
             ffi::lua_createtable(L, 0, plan.fields.len().min(MAX_PRESIZE) as c_int);
             for f in plan.fields.iter() {
@@ -219,6 +247,10 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Every `required` field of `plan` present in `t`?
+    ///
+    /// # Safety
+    /// `t` the frame's table (read where `seen` does not tell); one free slot.
+    /// Raw reads only: raises nothing.
     #[cold]
     pub(in crate::binary::decode) unsafe fn check_required(
         &self,
@@ -267,6 +299,10 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Push the proto3 zero value of a map key/value field that was absent.
+    ///
+    /// # Safety
+    /// As [`Self::message`] (a message's zero value is an empty frame): two
+    /// free slots. May raise on out-of-memory.
     pub(in crate::binary::decode) unsafe fn push_default(&self, f: &FieldPlan, depth: u32) -> Res {
         let L = self.L;
         // SAFETY: one free slot (reserved by the frame).

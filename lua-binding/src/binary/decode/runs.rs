@@ -89,6 +89,11 @@ pub(in crate::binary::decode) unsafe fn leaf_each<'a>(
 
 impl<'a> DecodeCtx<'a> {
     /// A packed run of scalars.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame, between fields: `t` its table, `cs` its
+    /// containers; four free slots of its reserve (a new array, its key, a
+    /// cdata value's two). May raise on out-of-memory.
     #[allow(clippy::too_many_arguments)]
     pub(in crate::binary::decode) unsafe fn packed_run(
         &self,
@@ -266,6 +271,11 @@ impl<'a> DecodeCtx<'a> {
 
     /// A packed run of a closed enum: values the enum lacks go to the
     /// unknown fields, each as its own varint field (as protobuf C++ does).
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s frame, its slots taken: `t` its table, `cs` its
+    /// containers, `acc` its accumulator; three free slots. May raise on
+    /// out-of-memory.
     #[cold]
     #[allow(clippy::too_many_arguments)]
     pub(in crate::binary::decode) unsafe fn packed_closed_enum(

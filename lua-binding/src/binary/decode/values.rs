@@ -4,6 +4,11 @@
 use super::*;
 
 impl<'a> DecodeCtx<'a> {
+    /// Push the key string `key_id` from the key table.
+    ///
+    /// # Safety
+    /// One free slot; `key_id` a key id of `self.plans` (a nil key would make
+    /// the caller's `lua_rawset` raise).
     #[inline(always)]
     pub(in crate::binary::decode) unsafe fn push_key(&self, key_id: i32) {
         // SAFETY: `keys` is the key table; key ids are in range by construction.
@@ -39,6 +44,9 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Push the varint `v` as a value of `f`'s (varint) kind.
+    ///
+    /// # Safety
+    /// As [`Self::push_varint_as`].
     #[inline(always)]
     pub(crate) unsafe fn push_varint(&self, f: &FieldPlan, v: u64) {
         // SAFETY: forwarded.
@@ -46,6 +54,10 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Push a 64-bit integer (bits `v`) as the `int64` option says.
+    ///
+    /// # Safety
+    /// Two free slots; `helpers` the helper table. May raise on out-of-memory
+    /// (a cdata or a string).
     #[inline(always)]
     pub(crate) unsafe fn push_64(&self, v: u64, signed: bool) {
         // SAFETY: one free slot (two for cdata), reserved by the frame.
@@ -78,6 +90,12 @@ impl<'a> DecodeCtx<'a> {
         }
     }
 
+    /// Push value `v` of `f`'s enum: its name's key string, or the number
+    /// (option `enums`, or a value the enum lacks).
+    ///
+    /// # Safety
+    /// One free slot; `f` an enum field of `self.plans`. Raises nothing (a
+    /// number, or a key string the key table holds).
     #[inline(always)]
     pub(in crate::binary::decode) unsafe fn push_enum(&self, f: &FieldPlan, v: i32) {
         // SAFETY: one free slot; key ids in range by construction.
@@ -95,6 +113,10 @@ impl<'a> DecodeCtx<'a> {
 
     /// A sub-message (LEN) or group body; pushes its table (or fills the one
     /// on top with `merge`).
+    ///
+    /// # Safety
+    /// As [`Self::message`]; `f` a message or group field, with `merge` its
+    /// table on top.
     pub(in crate::binary::decode) unsafe fn sub_message(
         &self,
         f: &FieldPlan,
@@ -115,6 +137,9 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Decode one `string`/`bytes` value and push it.
+    ///
+    /// # Safety
+    /// One free slot. May raise on out-of-memory.
     #[inline(always)]
     pub(in crate::binary::decode) unsafe fn string(&self, f: &FieldPlan, r: &mut Reader<'_>) -> Res {
         let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
@@ -127,6 +152,9 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Decode one value of `f` (wire type already checked) and push it.
+    ///
+    /// # Safety
+    /// As [`Self::message`] (its two free slots serve every kind).
     #[inline(always)]
     pub(crate) unsafe fn value(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, number: u32) -> Res {
         // SAFETY: forwarded.
@@ -140,6 +168,10 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// Decode one numeric/bool/enum value and push it.
+    ///
+    /// # Safety
+    /// Two free slots (one but for a 64-bit cdata); `helpers` the helper
+    /// table. May raise on out-of-memory.
     #[inline(always)]
     pub(in crate::binary::decode) unsafe fn scalar(&self, f: &FieldPlan, r: &mut Reader<'_>) -> Res {
         let L = self.L;

@@ -13,6 +13,12 @@ impl<'a> DecodeCtx<'a> {
     /// `LEAN_FIELDS` fields) drops the code for oneofs and maps and sizes
     /// the table from the field count instead of scanning the body: the
     /// same result, in a smaller frame for small sub-messages.
+    ///
+    /// # Safety
+    /// `L` valid with 2 free slots (the table, its metatable; the frame
+    /// reserves the rest); `keys`, `helpers`, `seq_mt`/`map_mt` and `ctors` as
+    /// [`Self::decode_root`] leaves them; with `merge`, the table to fill on
+    /// top. May raise on out-of-memory: frames hold only borrows.
     pub(in crate::binary::decode) unsafe fn message<const LEAN: bool>(
         &self,
         mi: u32,

@@ -7,6 +7,11 @@ impl EncodeCtx<'_> {
     /// The elements of a repeated string/bytes field, each with its tag:
     /// what [`Self::element`] and [`Self::string_value`] do per element,
     /// in one loop without their two calls (see [`Self::string_run`]).
+    ///
+    /// # Safety
+    /// `arr` an absolute index of a table (its elements `1..=n` read raw and
+    /// left unmodified), `f` a string/bytes field; the batches reserve their
+    /// own slots. Raises no Lua error.
     #[inline(never)]
     pub(in crate::binary::encode) unsafe fn string_elements(
         &self,
@@ -32,6 +37,9 @@ impl EncodeCtx<'_> {
     /// check and one [`Writer::put_tagged_len_bytes`], the elements popped
     /// in batches as in [`Self::each_element`]. Anything that is not a
     /// valid string goes to [`Self::string_run_error`], out of line.
+    ///
+    /// # Safety
+    /// As [`Self::string_elements`].
     #[inline(always)]
     pub(in crate::binary::encode) unsafe fn string_run<const UTF8: bool>(
         &self,
@@ -79,6 +87,9 @@ impl EncodeCtx<'_> {
     /// Element `j` of a string run (on top of the stack, of type `ety`)
     /// is not a valid string: record the error with the element's path and
     /// pop the stack back to `base`.
+    ///
+    /// # Safety
+    /// The run's elements pushed above `base`, which it pops.
     #[cold]
     #[inline(never)]
     pub(in crate::binary::encode) unsafe fn string_run_error(
@@ -105,6 +116,11 @@ impl EncodeCtx<'_> {
     /// read ([`Self::small_integer`]) and the write are inlined, and only
     /// the values it leaves (strings, cdata, errors) go through
     /// [`Self::scalar`]. Other kinds take `scalar` for every element.
+    ///
+    /// # Safety
+    /// `arr` an absolute index of a table, `f` a scalar field (no string,
+    /// bytes, message or group); the batches reserve their own slots. Raises
+    /// no Lua error (the cdata classifier runs under `lua_pcall`).
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     pub(in crate::binary::encode) unsafe fn scalar_elements<const TAGGED: bool>(

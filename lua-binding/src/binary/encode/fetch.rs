@@ -55,6 +55,11 @@ impl EncodeCtx<'_> {
     /// [`FETCH_COUNT_BITS`], is just below it); 0 when there is no
     /// fetcher, the stack cannot grow or the call failed (a hook's error,
     /// out of memory), the stack then as it was.
+    ///
+    /// # Safety
+    /// `t` an absolute index of a table; `keys`, `helpers` the schema's
+    /// tables; `plan` message `mi`'s. Reserves its own slots; raises nothing.
+    /// On success the caller pops the results (`lua_settop(result - 2)`).
     #[inline(never)]
     pub(in crate::binary::encode) unsafe fn fetch_fields(&self, mi: u32, plan: &MessagePlan, t: c_int) -> c_int {
         let L = self.L;
@@ -104,6 +109,9 @@ impl EncodeCtx<'_> {
     /// (0 for a value that is no number or numeric string: a nested
     /// sub-message's slot is nil when the value is no table) and loses its
     /// type codes: the probe asks Lua.
+    ///
+    /// # Safety
+    /// `slot` a valid stack index; one free slot (the fetch's reserve).
     #[cold]
     #[inline(never)]
     pub(in crate::binary::encode) unsafe fn drop_codes(&self, slot: c_int) {
@@ -132,6 +140,10 @@ impl EncodeCtx<'_> {
     /// (`false` if they cannot be made), by the helper's `make_fetcher`
     /// under `lua_pcall`; on an error nothing is stored (tried again next
     /// time). The batch fetcher only for messages it may serve.
+    ///
+    /// # Safety
+    /// `keys`, `helpers` the schema's tables; `plan` message `mi`'s. Reserves
+    /// its own slots and leaves the stack as it was; raises nothing.
     #[cold]
     #[inline(never)]
     pub(in crate::binary::encode) unsafe fn make_fetcher(&self, mi: u32, plan: &MessagePlan) {
@@ -180,7 +192,12 @@ impl EncodeCtx<'_> {
     /// Lua call (the batch fetcher: per table the table, its key count and
     /// its fields' values). A batch the fetcher fails on (an element that
     /// is not a table, a hook's error) takes the per-element path, which
-    /// words its errors as before.
+    /// words the errors.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s fields: `arr` an absolute index of a table,
+    /// `f` a repeated message field of message `mi`. Reserves each batch's
+    /// slots; raises nothing.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     pub(in crate::binary::encode) unsafe fn fetched_elements(
@@ -261,6 +278,10 @@ impl EncodeCtx<'_> {
     /// Element `j` of a repeated sub-message field whose batch fetch
     /// failed: what `each_element` and the element closure of
     /// [`Self::repeated`] do for it (the element is popped again).
+    ///
+    /// # Safety
+    /// `arr` an absolute index of a table; one free slot (the nested
+    /// [`Self::message`] reserves its own). Raises nothing.
     #[cold]
     #[inline(never)]
     pub(in crate::binary::encode) unsafe fn unfetched_element(

@@ -10,6 +10,10 @@ impl EncodeCtx<'_> {
     /// it is on top of the stack).
     /// Returns `false`, having written nothing, for anything else, which
     /// [`Self::single`] then handles (and words the errors of).
+    ///
+    /// # Safety
+    /// The value at `v` has type `ty` (its `lua_type`); no free slot needed.
+    /// Raises nothing; a string is read in place (anchored at `v`).
     #[inline(always)]
     pub(in crate::binary::encode) unsafe fn single_fast(
         &self,
@@ -100,6 +104,10 @@ impl EncodeCtx<'_> {
     /// `pre`, when not 0, is the slot of a sub-message's count slot
     /// ([`FETCH_COUNT_BITS`]), its field values after it, fetched with the
     /// caller's fields.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s fields: `v` an absolute index holding the value,
+    /// `ty` its type; `pre` 0 or a fetched sub-message's count slot.
     #[allow(clippy::too_many_arguments)]
     pub(in crate::binary::encode) unsafe fn single(
         &self,
@@ -159,6 +167,10 @@ impl EncodeCtx<'_> {
     }
 
     /// A repeated field: packed run or one tagged value per element.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s fields: `arr` an absolute index holding the
+    /// value, `ty` its type. Each batch reserves its own slots.
     #[allow(clippy::too_many_arguments)]
     pub(in crate::binary::encode) unsafe fn repeated(
         &self,
@@ -235,6 +247,9 @@ impl EncodeCtx<'_> {
     }
 
     /// One element of an unpacked repeated field (always written, zero or not).
+    ///
+    /// # Safety
+    /// As [`Self::single`] (with `pre` 0).
     pub(in crate::binary::encode) unsafe fn element(
         &self,
         f: &FieldPlan,
@@ -269,6 +284,10 @@ impl EncodeCtx<'_> {
     /// `MIN_COUNTED_BATCH` or more elements has their keys counted by one
     /// Lua call ([`Self::count_batch_keys`]), passed to `each` as its third
     /// argument (`usize::MAX`: not counted).
+    ///
+    /// # Safety
+    /// `arr` an absolute index of a table; `each` leaves the stack as it found
+    /// it (the batch's slots are absolute). Raises nothing of its own.
     #[inline(always)]
     pub(in crate::binary::encode) unsafe fn each_element<const BATCH: usize, const COUNT_KEYS: bool>(
         &self,
@@ -320,6 +339,11 @@ impl EncodeCtx<'_> {
     }
 
     /// A map field: entries written as iterated, then put in key order.
+    ///
+    /// # Safety
+    /// As [`Self::message`]'s fields: `m` an absolute index holding the value,
+    /// `ty` its type. The table is read raw, unmodified while `lua_next` walks
+    /// it. Raises nothing.
     pub(in crate::binary::encode) unsafe fn map(
         &self,
         f: &FieldPlan,
@@ -364,6 +388,13 @@ impl EncodeCtx<'_> {
         Ok(())
     }
 
+    /// One entry of map field `f` (`kf`, `vf`: its key and value fields):
+    /// written at the end of `out.w`, returned with its key for sorting.
+    ///
+    /// # Safety
+    /// As [`Self::map`]'s loop: `k`, `v` absolute indices of the entry's key
+    /// and value; a string key stays anchored in the map while the entry is
+    /// in `out.entries` (kept by address).
     #[allow(clippy::too_many_arguments)]
     pub(in crate::binary::encode) unsafe fn map_entry(
         &self,

@@ -114,9 +114,9 @@ const FETCH_MAX_DEPTH: u32 = 8;
 /// Where this LuaJIT does not compile the fetchers' `next` loops
 /// (`ModuleState::next_compiles`), only messages of at least this many
 /// declared fields are fetched: interpreted inside Tarantool 2.6, the
-/// fetch cost Person (5 fields) 23 % more instructions than the C API
-/// reads and saved BenchPayload (18 fields) 7.5 % once its 3-field `Inner`
-/// items were read through the C API too (PERF_LOG, thirteenth session).
+/// fetch costs Person (5 fields) 23 % more instructions than the C API
+/// reads and saves BenchPayload (18 fields) 7.5 % with its 3-field `Inner`
+/// items read through the C API (PERF_LOG).
 const FETCH_INTERPRETED_MIN_FIELDS: usize = 8;
 
 /// Repeated sub-messages of at most this many declared fields (at most
@@ -220,6 +220,10 @@ impl EncodeCtx<'_> {
 
     /// `message`'s walk branch for the root: walk `t`'s keys, then what
     /// `message` does after a walk.
+    ///
+    /// # Safety
+    /// As [`Self::message`] at depth 1: `t` absolute, a table, with
+    /// [`ROOT_STACK_FREE`] free slots.
     #[inline(always)]
     unsafe fn walked_message(&self, mi: u32, plan: &MessagePlan, t: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
         // SAFETY: forwarded (`message`'s contract; the stack room checked
@@ -242,6 +246,11 @@ impl EncodeCtx<'_> {
     /// field values, fetched by the caller ([`Self::fetched_elements`]),
     /// just above the fetch's count slot ([`FETCH_COUNT_BITS`]), which
     /// then gives the count (`keys` is not read).
+    ///
+    /// # Safety
+    /// `t` an absolute index of a table, read raw and left unmodified; at
+    /// depth 1 or with `vals`, [`ROOT_STACK_FREE`] free slots (else the frame
+    /// reserves its own). Raises no Lua error (see the module doc).
     unsafe fn message(&self, mi: u32, t: c_int, depth: u32, keys: usize, vals: c_int, out: &mut EncodeBuffers) -> Res {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];

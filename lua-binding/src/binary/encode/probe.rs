@@ -5,6 +5,10 @@
 use super::*;
 
 impl EncodeCtx<'_> {
+    /// Push the key string `key_id` from the key table.
+    ///
+    /// # Safety
+    /// One free slot; `key_id` a key id of `self.plans`.
     #[inline(always)]
     pub(in crate::binary::encode) unsafe fn push_key(&self, key_id: i32) {
         // SAFETY: `keys` is the key table; key ids are in range by construction.
@@ -15,6 +19,10 @@ impl EncodeCtx<'_> {
 
     /// Append `t`'s stored unknown fields, if any (`self.unknown`: the
     /// unknown-field store, when loaded with them kept).
+    ///
+    /// # Safety
+    /// `t` an absolute index of a table; `self.unknown` 0 or the store's
+    /// absolute index; two free slots. Raises nothing.
     #[inline(always)]
     pub(in crate::binary::encode) unsafe fn put_unknown(&self, t: c_int, out: &mut EncodeBuffers) {
         let L = self.L;
@@ -41,6 +49,11 @@ impl EncodeCtx<'_> {
     /// key counts and values of the singular sub-messages
     /// [`KeyIndex::nested`] names; otherwise each is pushed with `rawget`
     /// and popped before the next field.
+    ///
+    /// # Safety
+    /// As [`Self::message`]: `t` an absolute index of a table, the stack room
+    /// reserved; with `FETCHED`, `vals`, `codes` and `nested` from a fetch
+    /// whose values are still in their slots.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub(in crate::binary::encode) unsafe fn probe_fields<const FETCHED: bool>(
@@ -146,6 +159,10 @@ impl EncodeCtx<'_> {
     }
 
     /// The error naming every absent `required` field of `t`.
+    ///
+    /// # Safety
+    /// `t` a table; four free slots (a value, and 3 for the cdata
+    /// classifier). Raises nothing.
     #[cold]
     pub(in crate::binary::encode) unsafe fn missing_required(
         &self,
@@ -172,6 +189,10 @@ impl EncodeCtx<'_> {
     }
 
     /// Two members of one oneof set is an error.
+    ///
+    /// # Safety
+    /// `t` a table; `fi` a field of `plan` in a oneof; one free slot. Raises
+    /// nothing.
     pub(in crate::binary::encode) unsafe fn check_oneof(
         &self,
         mi: u32,
@@ -218,6 +239,10 @@ impl EncodeCtx<'_> {
     /// The number of keys of table `t`, counted by the helper's Lua loop
     /// (LuaJIT's `next` loop steps through the table by slot, where each
     /// `lua_next` call looks its key up again). `None` if it failed.
+    ///
+    /// # Safety
+    /// `t` an absolute index of a table; `helpers` the helper table; two free
+    /// slots. Raises nothing (the helper runs under `lua_pcall`).
     #[cold]
     pub(in crate::binary::encode) unsafe fn count_keys_lua(&self, t: c_int) -> Option<usize> {
         let L = self.L;
@@ -244,6 +269,10 @@ impl EncodeCtx<'_> {
     /// [`Self::check_keys`] would count with `lua_next`, per table. On any
     /// failure (an element that is not a table, a hook's error) `keys` is
     /// left as it is (not counted).
+    ///
+    /// # Safety
+    /// `arr` an absolute index of a table; `i <= end`, `end - i < keys.len()`;
+    /// `max(4, end - i + 1)` free slots. Raises nothing (`lua_pcall`).
     #[cold]
     pub(in crate::binary::encode) unsafe fn count_batch_keys(
         &self,
@@ -274,6 +303,10 @@ impl EncodeCtx<'_> {
     }
 
     /// Strict keys: every key of the table must be a field.
+    ///
+    /// # Safety
+    /// `t` an absolute index of a table; two free slots. Raw iteration only:
+    /// raises nothing.
     pub(in crate::binary::encode) unsafe fn check_keys(&self, plan: &MessagePlan, t: c_int, present: usize) -> Res {
         let L = self.L;
         // SAFETY: raw iteration of a table we do not modify; keys are only

@@ -5,6 +5,10 @@ use super::*;
 
 impl EncodeCtx<'_> {
     /// The bytes of a string/bytes value, UTF-8 checked for proto3 strings.
+    ///
+    /// # Safety
+    /// `v` the index of a value of type `ty`. The slice borrows the Lua
+    /// string: `'s` must not outlive its anchor (the slot, or an unmodified table).
     pub(in crate::binary::encode) unsafe fn string_value<'s>(
         &self,
         f: &FieldPlan,
@@ -23,6 +27,11 @@ impl EncodeCtx<'_> {
     }
 
     /// Write one scalar value (no tag); returns whether it is the zero value.
+    ///
+    /// # Safety
+    /// `v` the index of a value of type `ty`; `f` a scalar field (no string,
+    /// bytes, message or group); three free slots (the cdata classifier).
+    /// Raises nothing.
     #[inline]
     pub(in crate::binary::encode) unsafe fn scalar(
         &self,
@@ -100,13 +109,14 @@ impl EncodeCtx<'_> {
         }
     }
 
-    /// Read an integer for `kind`, range-checked; the result is the value
-    /// (for uint64 on Lua 5.3+, a negative integer means its wrapped value).
     /// The common case of [`Self::integer`] in one C API call: a Lua number
     /// holding an integer in `kind`'s range. `None` leaves everything else
     /// (strings, cdata, fractions, NaN, out of range, 2^63 and up, negative
     /// native integers for the unsigned 64-bit wrap) to the general path,
     /// which also words the errors.
+    ///
+    /// # Safety
+    /// `v` the index of a value of type `ty`. Raises nothing.
     #[inline(always)]
     pub(in crate::binary::encode) unsafe fn small_integer(&self, kind: Kind, v: c_int, ty: c_int) -> Option<i64> {
         if ty != ffi::LUA_TNUMBER {
@@ -144,6 +154,12 @@ impl EncodeCtx<'_> {
         in_range.then_some(i)
     }
 
+    /// Read an integer for `kind`, range-checked; the result is the value
+    /// (for uint64 on Lua 5.3+, a negative integer means its wrapped value).
+    ///
+    /// # Safety
+    /// `v` the index of a value of type `ty`; three free slots (the cdata
+    /// classifier). Raises nothing.
     pub(in crate::binary::encode) unsafe fn integer(&self, kind: Kind, v: c_int, ty: c_int) -> Res<i128> {
         let L = self.L;
         let wide = kind.is_64bit_integer();
@@ -203,6 +219,9 @@ impl EncodeCtx<'_> {
     }
 
     /// Is the cdata at `v` a NULL pointer (`box.NULL`)?
+    ///
+    /// # Safety
+    /// As [`Self::read_cdata`].
     #[cold]
     pub(in crate::binary::encode) unsafe fn is_null(&self, v: c_int) -> bool {
         // SAFETY: forwarded; the value is a cdata.
@@ -211,6 +230,10 @@ impl EncodeCtx<'_> {
 
     /// Classify the cdata at `v`: Tarantool's C API when there, else the
     /// portable Lua classifier.
+    ///
+    /// # Safety
+    /// `v` the index of a cdata; three free slots; `helpers` the helper table.
+    /// Raises nothing (the classifier runs under `lua_pcall`).
     #[cold]
     pub(in crate::binary::encode) unsafe fn read_cdata(&self, v: c_int) -> CdataInt {
         // SAFETY: the value at `v` is a cdata; 3 free slots (frame reserve).

@@ -15,6 +15,10 @@ impl EncodeCtx<'_> {
     /// usual case: no `Vec` push per field), the rest go to `out.fields`
     /// (stack discipline across nesting). Only fields that came out of
     /// number order are moved afterwards.
+    ///
+    /// # Safety
+    /// As [`Self::message`]: `t` an absolute index of a table, unmodified while
+    /// `lua_next` walks it, the stack room reserved. Raises nothing.
     #[inline(never)]
     pub(in crate::binary::encode) unsafe fn walk_fields(
         &self,
@@ -157,6 +161,10 @@ impl EncodeCtx<'_> {
 
     /// A walked field's value (at the top of the stack) that
     /// [`Self::single_fast`] did not take.
+    ///
+    /// # Safety
+    /// The field's value, of type `ty`, on top of the stack; as
+    /// [`Self::message`]'s fields.
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
     pub(in crate::binary::encode) unsafe fn walk_value(

@@ -44,7 +44,7 @@ const PACK_SOURCE: &[u8] =
     return {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, ...} end";
 
 /// Put the array constructor in the helper table at `helpers`, its JIT
-/// off as for every constructor called from C ([`super::shape::jit_off`]).
+/// off as for every constructor called from C (`shape::jit_off`).
 ///
 /// # Safety
 /// `L` valid with 3 free slots; `helpers` an absolute index of a table.
@@ -63,8 +63,8 @@ pub unsafe fn install_helpers(L: *mut lua_State, helpers: c_int) {
 }
 
 /// Shortest array built by one call: the call costs ~600 instructions (on
-/// the parked thread inside Tarantool ~550 more: PERF_LOG, thirteenth
-/// session), so shorter arrays keep `rawseti`.
+/// the parked thread inside Tarantool ~550 more: PERF_LOG), so shorter
+/// arrays keep `rawseti`.
 pub const BULK_MIN: usize = 32;
 // `pack` takes at least 16 values ([`PACK_SOURCE`]), and
 // `finish_here` passes it all but the last.
@@ -220,6 +220,11 @@ pub unsafe fn run_parked(
 
 /// The parked thread's side of [`run_parked`]; without a job (called by
 /// [`back_on`] and [`make_parked`]), nothing.
+///
+/// # Safety
+/// Called by Lua only: on the parked thread by [`run_parked`], with its
+/// `Job` as argument 1 (a light userdata outliving the call), whose `fill`
+/// may raise into that `lua_pcall`; or with no argument.
 unsafe extern "C-unwind" fn fill_parked(T: *mut lua_State) -> c_int {
     // SAFETY: called by `run_parked` with its job as argument 1, which
     // outlives the call, or by `back_on` with no argument.
@@ -282,6 +287,10 @@ unsafe fn make_parked(L: *mut lua_State, helpers: c_int) -> *mut lua_State {
 
 /// Runs on the parked thread, `pack` its argument: sizes the stack and
 /// returns the stack at rest: [`FILL`] nils, `pack` and [`fill_parked`].
+///
+/// # Safety
+/// Called by Lua only, under [`make_parked`]'s `lua_pcall` on the new
+/// thread, with the pack helper as its one argument.
 unsafe extern "C-unwind" fn size_parked(L: *mut lua_State) -> c_int {
     // SAFETY: called by `lua_pcall` with one argument.
     unsafe {

@@ -178,8 +178,7 @@ impl<'a> DecodeCtx<'a> {
     /// after it, and more while the next tag is the same (as
     /// [`Self::message`]'s run). Returns the new last index. Out of line,
     /// like [`Self::packed_run_into`]: with both inline the recursive
-    /// frame was 1,480 bytes (x86_64), 808 without (PERF_LOG, ninth
-    /// session).
+    /// frame takes 1,480 bytes (x86_64), 808 without (PERF_LOG).
     ///
     /// # Safety
     /// `slot` holds the array; the frame's free slots.

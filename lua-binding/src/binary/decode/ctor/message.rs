@@ -67,7 +67,7 @@ impl<'a> DecodeCtx<'a> {
     /// (`crate::binary::decode::ctor::shape::find_message_ctor`) makes the table from them
     /// in one `lua_call`: each key costs one `TSETS` into a template that
     /// already holds it, instead of a key push, `lua_rawset` and
-    /// `lj_tab_newkey` (PERF_LOG, ninth session).
+    /// `lj_tab_newkey` (PERF_LOG).
     ///
     /// What the shape does not cover (an unknown field, a wrong wire type,
     /// a singular field met again, a closed-enum value the enum lacks,
@@ -289,7 +289,7 @@ impl<'a> DecodeCtx<'a> {
     /// that field, for [`Self::frame`] to walk the rest of the body merging
     /// into the table (as protobuf merges a message's fields met again)
     /// once `message_by_ctor`'s frame is gone: run from here, the general
-    /// frame would sit on top of it at every level (review9: ~2.6 KiB of C
+    /// frame would sit on top of it at every level (~2.6 KiB of C
     /// stack a level for input that bails at every level).
     ///
     /// # Safety

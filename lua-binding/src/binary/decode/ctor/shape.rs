@@ -1,15 +1,14 @@
 //! Table constructors by shape (LuaJIT): a decoded table made by a small
 //! generated Lua function instead of C API stores, for the root fast path
-//! and, since the ninth session, for every message of the general walk
-//! whose plan allows it (`DecodeCtx::message_by_ctor`).
+//! and for every message of the general walk whose plan allows it
+//! (`DecodeCtx::message_by_ctor`).
 //!
 //! Why: through the C API each key of a new table costs a key push,
 //! `lua_rawset` and `lj_tab_newkey`, ~150 instructions in Tarantool's
 //! LuaJIT. A Lua table constructor with constant keys,
 //! `{["name"] = a1, ["age"] = a2}`, compiles to `TDUP` of a template that
 //! already holds the keys, then one `TSETS` a value (~31 instructions). The
-//! `lua_call` (~100) is repaid from the second key on (PERF_LOG, eighth
-//! session). PUC Lua has no templates (`OP_NEWTABLE` then `luaH_newkey` a
+//! `lua_call` (~100) is repaid from the second key on (PERF_LOG). PUC Lua has no templates (`OP_NEWTABLE` then `luaH_newkey` a
 //! key), so this is LuaJIT only.
 //!
 //! A *shape* is the sequence of field numbers (1–15, one-byte tags) the
@@ -21,7 +20,7 @@
 //! most [`MAX_SHAPES`] a handle, beyond which the C API path serves.
 //! The constructors run in the interpreter (`luaJIT_setmode` turns
 //! the JIT off for them): compiled, each call ended in a trace exit back to
-//! the C caller (PERF_LOG, eighth session).
+//! the C caller (PERF_LOG).
 //!
 //! Cost: the shape decoded last is one `lua_pushvalue` (its constructor
 //! sits in an upvalue of `Msg:decode`, see `DecodeCtx::root_by_ctor`);

@@ -7,8 +7,8 @@
 //! LuaJIT runs a message table as one `TDUP` of a template holding its keys
 //! and an array element as one `TSETB`, with one call for the whole tree,
 //! where the per-message constructors (`shape_ctor`) pay a call per
-//! message and a `lua_rawseti` per element (PERF_LOG, eleventh session:
-//! the tree constructor floor).
+//! message and a `lua_rawseti` per element (PERF_LOG: the tree
+//! constructor floor).
 //!
 //! Only an input of at most [`TREE_INPUT`] bytes is tried. Anything the
 //! signature does not cover (an unknown field, a field met
