@@ -212,6 +212,7 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
             oneofs: oneofs.into_boxed_slice(),
             n_slots,
             is_map_entry: m.is_map_entry(),
+            reserved_names: m.descriptor_proto().reserved_name.iter().map(|n| n.as_str().into()).collect(),
         });
     }
     check_map_entries(&plans)?;

@@ -44,6 +44,8 @@ pub mod plan;
 pub mod schema;
 #[cfg(feature = "luajit")]
 pub mod shape_ctor;
+pub mod text;
+pub mod text_api;
 #[cfg(feature = "luajit")]
 pub mod tree_ctor;
 #[cfg(feature = "luajit")]
