@@ -46,7 +46,9 @@ pub fn format_float(x: f32) -> String {
         return s.to_owned();
     }
     let short = c_g(f64::from(x), 6);
-    if short.parse::<f32>().ok() == Some(x) { short } else { c_g(f64::from(x), 9) }
+    // C++ reads the short form back with a strtof that fails on underflow
+    // (ERANGE), so subnormal floats always take the long form.
+    if (x.is_normal() || x == 0.0) && short.parse::<f32>().ok() == Some(x) { short } else { c_g(f64::from(x), 9) }
 }
 
 /// An integer token's value: decimal, `0x` hex or leading-`0` octal, as the
@@ -99,6 +101,8 @@ mod tests {
         assert_eq!(format_float(0.1), "0.1");
         assert_eq!(format_float(3.4028235e38), "3.40282347e+38");
         assert_eq!(format_float(1e10), "1e+10");
+        assert_eq!(format_float(f32::from_bits(1)), "1.40129846e-45");
+        assert_eq!(format_double(5e-324), "4.94065645841247e-324");
     }
 
     #[test]

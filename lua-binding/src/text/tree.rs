@@ -173,6 +173,12 @@ fn read_known(
         Kind::Message => {
             let body = r.read_len_bytes().map_err(wire_err)?;
             let sub = read(plans, f.sub as usize, body, depth - 1)?;
+            // A map entry whose closed-enum value the enum lacks goes,
+            // whole, to the unknown fields (as protobuf does).
+            if f.card == Card::Map && sub.unknown.iter().any(|&(n, _)| n == 2) {
+                m.unknown.push((f.number, Unknown::Len(body.to_vec())));
+                return Ok(());
+            }
             store(plans, plan, fi, m, Value::Msg(Box::new(sub)));
         }
         Kind::Group => {
