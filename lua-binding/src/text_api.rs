@@ -110,10 +110,23 @@ unsafe fn print_options(L: *mut lua_State, idx: c_int, inner: &SchemaInner, what
             let got = type_name(L, idx);
             raise_fmt(L, format_args!("{what}: options must be a table, got {got}"))
         }
+        let mut enums_as_number = false;
+        if t == ffi::LUA_TTABLE {
+            lua::push_bytes(L, b"enums");
+            let ty = lua::rawget(L, idx);
+            let s = if ty == ffi::LUA_TSTRING { lua::string_bytes(L, -1) } else { b"" };
+            enums_as_number = match (ty, s) {
+                (ffi::LUA_TNIL, _) | (ffi::LUA_TSTRING, b"name") => false,
+                (ffi::LUA_TSTRING, b"number") => true,
+                _ => raise_fmt(L, format_args!("{what}: enums must be 'name' or 'number'")),
+            };
+            ffi::lua_pop(L, 1);
+        }
         PrintOptions {
             single_line: opt_bool(L, idx, "single_line", false, what),
             print_unknown: opt_bool(L, idx, "print_unknown", false, what),
             max_depth: max_depth(L, idx, inner),
+            enums_as_number,
         }
     }
 }
@@ -160,7 +173,7 @@ unsafe fn call_method(L: *mut lua_State, name: &std::ffi::CStr, args: &[c_int]) 
         for &a in args {
             ffi::lua_pushvalue(L, a);
         }
-        ffi::lua_call(L, args.len() as c_int, 1);
+        ffi::lua_call(L, args.len() as c_int + 1, 1);
     }
 }
 

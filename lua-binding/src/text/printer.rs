@@ -24,6 +24,8 @@ pub struct PrintOptions {
     pub print_unknown: bool,
     /// Nesting limit for expanding `Any` values.
     pub max_depth: u32,
+    /// Print enum values as numbers, not names.
+    pub enums_as_number: bool,
 }
 
 /// The output and where it is.
@@ -132,7 +134,7 @@ impl Printer<'_> {
             (Kind::Bool, Value::UInt(n)) => self.out.push_str(if *n != 0 { "true" } else { "false" }),
             (Kind::Enum, Value::Int(n)) => {
                 let e = &self.plans.enums[sub];
-                match e.name_key(*n as i32) {
+                match e.name_key(*n as i32).filter(|_| !self.opts.enums_as_number) {
                     Some(k) => self.out.push_str(&self.plans.keys[k as usize - 1]),
                     None => self.out.push_str(&n.to_string()),
                 }
