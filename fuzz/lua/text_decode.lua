@@ -21,8 +21,14 @@ local function body(data)
     local okD, t = C.call('decode_text', msg.decode_text, msg, input)
     if not ok then
         if okD then C.fail('decode_text accepted what text_to_binary refused: %s\n  %s', bytes, ctx()) end
-        local want = bytes:gsub('^protolua: text_to_binary', 'protolua: decode_text', 1)
-        if t ~= want then C.fail('errors differ: %s vs %s\n  %s', bytes, t, ctx()) end
+        -- The same message after the call's name (errors are truncated to
+        -- a fixed size, so a longer name leaves a few bytes less of it).
+        local a = bytes:gsub('^protolua: text_to_binary ', '', 1)
+        local b = t:gsub('^protolua: decode_text ', '', 1)
+        local n = math.min(#a, #b)
+        if a:sub(1, n) ~= b:sub(1, n) or math.abs(#a - #b) > 3 then
+            C.fail('errors differ: %s vs %s\n  %s', bytes, t, ctx())
+        end
         return
     end
     local okP, text = C.call('binary_to_text', msg.binary_to_text, msg, bytes)

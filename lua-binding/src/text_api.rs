@@ -17,8 +17,8 @@ use std::os::raw::c_int;
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
 use crate::lua::{self, ffi, lua_State, upvalue};
 use crate::message_api::MessageUd;
-use crate::schema::SchemaInner;
-use crate::text::{self, PrintOptions};
+use crate::schema::{LoadOptions, SchemaInner, read_options};
+use crate::text::{self, ParseOptions, PrintOptions};
 
 /// The bound handle's schema and message index, or a raised error.
 ///
@@ -76,26 +76,13 @@ unsafe fn opt_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool, wha
     }
 }
 
-/// The nesting limit: the schema's, or the options' `max_depth`.
+/// The per-call options (the schema's, overridden by the table at `idx`).
 ///
 /// # Safety
-/// `L` valid, two free slots.
-unsafe fn max_depth(L: *mut lua_State, idx: c_int, inner: &SchemaInner) -> u32 {
-    // SAFETY: raw reads of a table.
-    unsafe {
-        let mut d = inner.opts.max_depth;
-        if ffi::lua_type(L, idx) == ffi::LUA_TTABLE {
-            lua::push_bytes(L, b"max_depth");
-            if lua::rawget(L, idx) == ffi::LUA_TNUMBER {
-                let v = ffi::lua_tonumber(L, -1);
-                if (1.0..=10_000.0).contains(&v) {
-                    d = v as u32;
-                }
-            }
-            ffi::lua_pop(L, 1);
-        }
-        d
-    }
+/// `L` valid, two free slots; raises on a bad option.
+unsafe fn call_options(L: *mut lua_State, idx: c_int, inner: &SchemaInner, what: &str) -> LoadOptions {
+    // SAFETY: forwarded contract.
+    unsafe { read_options(L, idx, inner.opts, what) }
 }
 
 /// The printer's options from the table at `idx`.
@@ -105,28 +92,12 @@ unsafe fn max_depth(L: *mut lua_State, idx: c_int, inner: &SchemaInner) -> u32 {
 unsafe fn print_options(L: *mut lua_State, idx: c_int, inner: &SchemaInner, what: &str) -> PrintOptions {
     // SAFETY: forwarded contract.
     unsafe {
-        let t = ffi::lua_type(L, idx);
-        if t != ffi::LUA_TTABLE && t > ffi::LUA_TNIL {
-            let got = type_name(L, idx);
-            raise_fmt(L, format_args!("{what}: options must be a table, got {got}"))
-        }
-        let mut enums_as_number = false;
-        if t == ffi::LUA_TTABLE {
-            lua::push_bytes(L, b"enums");
-            let ty = lua::rawget(L, idx);
-            let s = if ty == ffi::LUA_TSTRING { lua::string_bytes(L, -1) } else { b"" };
-            enums_as_number = match (ty, s) {
-                (ffi::LUA_TNIL, _) | (ffi::LUA_TSTRING, b"name") => false,
-                (ffi::LUA_TSTRING, b"number") => true,
-                _ => raise_fmt(L, format_args!("{what}: enums must be 'name' or 'number'")),
-            };
-            ffi::lua_pop(L, 1);
-        }
+        let o = call_options(L, idx, inner, what);
         PrintOptions {
             single_line: opt_bool(L, idx, "single_line", false, what),
             print_unknown: opt_bool(L, idx, "print_unknown", false, what),
-            max_depth: max_depth(L, idx, inner),
-            enums_as_number,
+            max_depth: o.max_depth,
+            enums_as_number: o.enums_as_number,
         }
     }
 }
@@ -201,11 +172,12 @@ unsafe fn print_at(
 ///
 /// # Safety
 /// `L` valid; `at` holds a string; upvalues as for a bound method.
-unsafe fn parse_at(L: *mut lua_State, inner: &SchemaInner, mi: usize, at: c_int, depth: u32, what: &str) -> c_int {
+unsafe fn parse_at(L: *mut lua_State, inner: &SchemaInner, mi: usize, at: c_int, o: LoadOptions, what: &str) -> c_int {
     // SAFETY: the string at `at` stays on the stack during the parse.
     unsafe {
         let s = lua::string_bytes(L, at);
-        let res = text::text_to_binary(&inner.plans, mi, s, depth).map_err(|e| e.to_string());
+        let po = ParseOptions { max_depth: o.max_depth, check_required: o.check_required };
+        let res = text::text_to_binary(&inner.plans, mi, s, po).map_err(|e| e.to_string());
         push_or_raise(L, res, what, &inner.plans.messages[mi].full_name)
     }
 }
@@ -233,8 +205,8 @@ pub unsafe extern "C-unwind" fn message_text_to_binary(L: *mut lua_State) -> c_i
     unsafe {
         let (inner, mi) = bound(L, "text_to_binary");
         check_string(L, 2, "text_to_binary");
-        let depth = max_depth(L, 3, inner);
-        parse_at(L, inner, mi, 2, depth, "text_to_binary")
+        let o = call_options(L, 3, inner, "text_to_binary");
+        parse_at(L, inner, mi, 2, o, "text_to_binary")
     }
 }
 
@@ -264,8 +236,8 @@ pub unsafe extern "C-unwind" fn message_decode_text(L: *mut lua_State) -> c_int 
         let (inner, mi) = bound(L, "decode_text");
         ffi::lua_settop(L, 3);
         check_string(L, 2, "decode_text");
-        let depth = max_depth(L, 3, inner);
-        parse_at(L, inner, mi, 2, depth, "decode_text");
+        let o = call_options(L, 3, inner, "decode_text");
+        parse_at(L, inner, mi, 2, o, "decode_text");
         let bytes = ffi::lua_gettop(L);
         call_method(L, c"decode", &[bytes, 3]);
         1

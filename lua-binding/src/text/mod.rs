@@ -33,7 +33,7 @@ pub mod tokenizer;
 pub mod tree;
 mod values;
 
-pub use parser::ParseError;
+pub use parser::{ParseError, ParseOptions};
 pub use printer::PrintOptions;
 
 use crate::plan::Plans;
@@ -45,8 +45,8 @@ pub fn binary_to_text(plans: &Plans, mi: usize, bytes: &[u8], opts: PrintOptions
 }
 
 /// Parse text as message `mi` and write its wire bytes.
-pub fn text_to_binary(plans: &Plans, mi: usize, text: &[u8], max_depth: u32) -> Result<Vec<u8>, ParseError> {
-    let m = parser::parse(plans, mi, text, max_depth)?;
+pub fn text_to_binary(plans: &Plans, mi: usize, text: &[u8], opts: ParseOptions) -> Result<Vec<u8>, ParseError> {
+    let m = parser::parse(plans, mi, text, opts)?;
     let mut w = pbwire::Writer::new();
     tree::write(plans, mi, &m, &mut w);
     Ok(w.into_vec())

@@ -33,12 +33,33 @@ impl std::fmt::Display for ParseError {
 
 type Res<T> = Result<T, ParseError>;
 
-/// Parse `text` as message `mi`; `max_depth` bounds nesting.
-pub fn parse(plans: &Plans, mi: usize, text: &[u8], max_depth: u32) -> Res<Msg> {
+/// How to parse.
+#[derive(Clone, Copy, Debug)]
+pub struct ParseOptions {
+    /// Nesting limit.
+    pub max_depth: u32,
+    /// Refuse a message (at any depth) without its `required` fields.
+    pub check_required: bool,
+}
+
+/// Parse `text` as message `mi`.
+pub fn parse(plans: &Plans, mi: usize, text: &[u8], opts: ParseOptions) -> Res<Msg> {
     let mut tz = Tokenizer::new(text);
     let cur = tz.next_token().map_err(|e| tok_err(e, ""))?;
-    let mut p = Parser { plans, tz, cur, path: Vec::new(), depth: max_depth };
+    let mut p = Parser { plans, tz, cur, path: Vec::new(), depth: opts.max_depth, check_required: opts.check_required };
     p.body(mi, None)
+}
+
+/// A token or name as an error message shows it: C-escaped, at most 40
+/// bytes of it.
+pub(super) fn shown(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = String::new();
+    super::escape::escape_into(&b[..b.len().min(40)], &mut out);
+    if b.len() > 40 {
+        out.push_str("...");
+    }
+    out
 }
 
 fn tok_err(e: TokError, path: &str) -> ParseError {
@@ -52,6 +73,7 @@ pub(super) struct Parser<'a> {
     pub(super) cur: Token,
     pub(super) path: Vec<String>,
     pub(super) depth: u32,
+    check_required: bool,
 }
 
 impl Parser<'_> {
@@ -86,13 +108,13 @@ impl Parser<'_> {
         if self.try_consume(sym)? {
             Ok(())
         } else {
-            Err(self.err(format!("Expected \"{sym}\", found \"{}\".", self.cur.text)))
+            Err(self.err(format!("Expected \"{sym}\", found \"{}\".", shown(&self.cur.text))))
         }
     }
 
     pub(super) fn ident(&mut self) -> Res<String> {
         if self.cur.kind != Tok::Ident {
-            return Err(self.err(format!("Expected identifier, got: {}", self.cur.text)));
+            return Err(self.err(format!("Expected identifier, got: {}", shown(&self.cur.text))));
         }
         Ok(self.advance()?.text)
     }
@@ -102,8 +124,9 @@ impl Parser<'_> {
         let mut m = Msg::default();
         loop {
             match end {
-                None if self.cur.kind == Tok::End => return Ok(m),
+                None if self.cur.kind == Tok::End => return self.required(mi, m),
                 Some(e) if self.at(e) => {
+                    let m = self.required(mi, m)?;
                     self.advance()?;
                     return Ok(m);
                 }
@@ -113,6 +136,22 @@ impl Parser<'_> {
         }
     }
 
+    /// `m` if it has every `required` field of message `mi` (or the check
+    /// is off); an error at the current token naming the missing ones.
+    fn required(&self, mi: usize, m: Msg) -> Res<Msg> {
+        let plan = &self.plans.messages[mi];
+        if !self.check_required || plan.required.iter().all(|&i| m.fields.contains_key(&(i as usize))) {
+            return Ok(m);
+        }
+        let missing: Vec<String> = plan
+            .required
+            .iter()
+            .filter(|&&i| !m.fields.contains_key(&(i as usize)))
+            .map(|&i| field_text_name(self.plans, plan, i as usize).into_owned())
+            .collect();
+        Err(self.err(format!("Message missing required fields: {}", missing.join(", "))))
+    }
+
     /// An opening `{` or `<`: the matching closing symbol.
     pub(super) fn open(&mut self) -> Res<&'static str> {
         if self.try_consume("{")? {
@@ -120,7 +159,7 @@ impl Parser<'_> {
         } else if self.try_consume("<")? {
             Ok(">")
         } else {
-            Err(self.err(format!("Expected \"{{\", found \"{}\".", self.cur.text)))
+            Err(self.err(format!("Expected \"{{\", found \"{}\".", shown(&self.cur.text))))
         }
     }
 
@@ -158,7 +197,8 @@ impl Parser<'_> {
                 Some(fi) => fi,
                 None => {
                     let what = format!(
-                        "Extension \"{name}\" is not defined or is not an extension of \"{}\".",
+                        "Extension \"{}\" is not defined or is not an extension of \"{}\".",
+                        shown(&name),
                         plan.full_name
                     );
                     return Err(self.err_at(&name_tok, what));
@@ -173,7 +213,7 @@ impl Parser<'_> {
                     return Ok(());
                 }
                 None => {
-                    let what = format!("Message type \"{}\" has no field named \"{name}\".", plan.full_name);
+                    let what = format!("Message type \"{}\" has no field named \"{}\".", plan.full_name, shown(&name));
                     return Err(self.err_at(&name_tok, what));
                 }
             }
@@ -268,7 +308,8 @@ impl Parser<'_> {
     fn any(&mut self, plan: &MessagePlan, m: &mut Msg, url: &str, at: &Token) -> Res<()> {
         let plans = self.plans;
         if &*plan.full_name != "google.protobuf.Any" {
-            return Err(self.err_at(at, format!("Message type \"{}\" has no field named \"[{url}]\".", plan.full_name)));
+            return Err(self
+                .err_at(at, format!("Message type \"{}\" has no field named \"[{}]\".", plan.full_name, shown(url))));
         }
         let (Some(url_fi), Some(value_fi)) = (plan.field_index(1), plan.field_index(2)) else {
             return Err(self.err_at(at, "google.protobuf.Any has no type_url and value fields"));
@@ -278,7 +319,9 @@ impl Parser<'_> {
         }
         let ty = &url[url.rfind('/').map_or(0, |i| i + 1)..];
         let Some(ti) = plans.message_index(ty) else {
-            return Err(self.err_at(at, format!("Could not find type \"{url}\" stored in google.protobuf.Any.")));
+            return Err(
+                self.err_at(at, format!("Could not find type \"{}\" stored in google.protobuf.Any.", shown(url)))
+            );
         };
         self.try_consume(":")?;
         self.path.push(format!("[{url}]"));

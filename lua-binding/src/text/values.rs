@@ -3,7 +3,7 @@
 //! strings), and skipping the value of a reserved field.
 
 use super::numbers::{parse_float, parse_uint};
-use super::parser::{ParseError, Parser};
+use super::parser::{ParseError, Parser, shown};
 use super::tokenizer::Tok;
 use super::tree::Value;
 use crate::plan::{Kind, MessagePlan};
@@ -37,12 +37,12 @@ impl Parser<'_> {
     /// An integer token's value, or an error naming it.
     fn integer_token(&mut self, max: u64) -> Res<u64> {
         if self.cur.kind != Tok::Int {
-            return Err(self.err(format!("Expected integer, got: {}", self.cur.text)));
+            return Err(self.err(format!("Expected integer, got: {}", shown(&self.cur.text))));
         }
         let t = self.advance()?;
         match parse_uint(&t.text) {
             Some(v) if v <= max => Ok(v),
-            _ => Err(self.err_at(&t, format!("Integer out of range ({})", t.text))),
+            _ => Err(self.err_at(&t, format!("Integer out of range ({})", shown(&t.text)))),
         }
     }
 
@@ -81,12 +81,12 @@ impl Parser<'_> {
                 let v = match &*lower {
                     "inf" | "infinity" => f64::INFINITY,
                     "nan" => f64::NAN,
-                    _ => return Err(self.err(format!("Expected double, got: {}", self.cur.text))),
+                    _ => return Err(self.err(format!("Expected double, got: {}", shown(&self.cur.text)))),
                 };
                 self.advance()?;
                 v
             }
-            _ => return Err(self.err(format!("Expected double, got: {}", self.cur.text))),
+            _ => return Err(self.err(format!("Expected double, got: {}", shown(&self.cur.text)))),
         };
         Ok(if neg { -v } else { v })
     }
@@ -100,9 +100,10 @@ impl Parser<'_> {
             (Tok::Ident, "false" | "False" | "f") => false,
             _ => {
                 let name = self.path.last().cloned().unwrap_or_default();
-                return Err(
-                    self.err(format!("Invalid value for boolean field \"{name}\". Value: \"{}\".", self.cur.text))
-                );
+                return Err(self.err(format!(
+                    "Invalid value for boolean field \"{name}\". Value: \"{}\".",
+                    shown(&self.cur.text)
+                )));
             }
         };
         self.advance()?;
@@ -112,7 +113,7 @@ impl Parser<'_> {
     /// One or more adjacent string literals, concatenated.
     fn string(&mut self) -> Res<Vec<u8>> {
         if self.cur.kind != Tok::Str {
-            return Err(self.err(format!("Expected string, got: {}", self.cur.text)));
+            return Err(self.err(format!("Expected string, got: {}", shown(&self.cur.text))));
         }
         let mut out = Vec::new();
         while self.cur.kind == Tok::Str {
@@ -134,7 +135,7 @@ impl Parser<'_> {
             let t = self.advance()?;
             return match e.number_of(t.text.as_bytes()) {
                 Some(n) => Ok(i64::from(n)),
-                None => Err(self.err_at(&t, unknown(self, &t.text))),
+                None => Err(self.err_at(&t, unknown(self, &shown(&t.text)))),
             };
         }
         let at = self.cur.clone();
@@ -237,7 +238,7 @@ impl Parser<'_> {
         match self.cur.kind {
             Tok::Int | Tok::Float => {}
             Tok::Ident if !neg || matches!(&*self.cur.text.to_ascii_lowercase(), "inf" | "infinity" | "nan") => {}
-            _ => return Err(self.err(format!("Invalid field value: {}", self.cur.text))),
+            _ => return Err(self.err(format!("Invalid field value: {}", shown(&self.cur.text)))),
         }
         self.advance()?;
         Ok(())

@@ -117,6 +117,11 @@ T.test('text errors name the line, column and field', function()
     T.raises('protolua: binary_to_text hello.Person:', Person.binary_to_text, Person, '\255')
     T.raises('single_line must be a boolean', Person.binary_to_text, Person, '', { single_line = 1 })
     T.raises('expected a message handle', Person.decode_text, 'age: 1')
+    local BP = T.schema('proto2_basic.fds'):message('proto2_basic.BenchPayload')
+    T.raises('protolua: text_to_binary proto2_basic.BenchPayload: line 1 column 1: Message missing required fields: id, name',
+        BP.text_to_binary, BP, '')
+    T.eq(BP:text_to_binary('', { required = false }), '')
+    T.raises('max_depth must be an integer', Person.text_to_binary, Person, '', { max_depth = 1e6 })
 end)
 
 T.test('text nesting is bounded and long input is linear', function()
