@@ -62,6 +62,15 @@ pub(super) fn shown(s: &str) -> String {
     out
 }
 
+/// The field path as errors show it (as the binary codec's): at most 12
+/// steps, the ones past the 11th but the last folded into `(…k more)`.
+fn fold_path(p: &[String]) -> String {
+    if p.len() <= 12 {
+        return p.join(".");
+    }
+    format!("{}.(…{} more).{}", p[..11].join("."), p.len() - 12, p[p.len() - 1])
+}
+
 fn tok_err(e: TokError, path: &str) -> ParseError {
     ParseError { line: e.line, col: e.col, path: path.to_owned(), what: e.what }
 }
@@ -78,7 +87,7 @@ pub(super) struct Parser<'a> {
 
 impl Parser<'_> {
     pub(super) fn err_at(&self, t: &Token, what: impl Into<String>) -> ParseError {
-        ParseError { line: t.line, col: t.col, path: self.path.join("."), what: what.into() }
+        ParseError { line: t.line, col: t.col, path: fold_path(&self.path), what: what.into() }
     }
 
     pub(super) fn err(&self, what: impl Into<String>) -> ParseError {
@@ -87,7 +96,7 @@ impl Parser<'_> {
 
     /// Move to the next token; returns the one left.
     pub(super) fn advance(&mut self) -> Res<Token> {
-        let next = self.tz.next_token().map_err(|e| tok_err(e, &self.path.join(".")))?;
+        let next = self.tz.next_token().map_err(|e| tok_err(e, &fold_path(&self.path)))?;
         Ok(std::mem::replace(&mut self.cur, next))
     }
 
@@ -166,7 +175,7 @@ impl Parser<'_> {
     /// One nested message value, `{ … }` or `< … >`.
     fn message_value(&mut self, mi: usize) -> Res<Msg> {
         if self.depth == 0 {
-            return Err(self.err("Message is too deep"));
+            return Err(self.err("Message is nested deeper than max_depth"));
         }
         let end = self.open()?;
         self.depth -= 1;
@@ -324,7 +333,7 @@ impl Parser<'_> {
             );
         };
         self.try_consume(":")?;
-        self.path.push(format!("[{url}]"));
+        self.path.push(format!("[{}]", shown(url)));
         let inner = self.message_value(ti);
         self.path.pop();
         let mut w = pbwire::Writer::new();

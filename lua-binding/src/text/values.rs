@@ -190,7 +190,7 @@ impl Parser<'_> {
     /// Skip `{ … }` or `< … >`: any field names, any values.
     fn skip_message(&mut self) -> Res<()> {
         if self.depth == 0 {
-            return Err(self.err("Message is too deep"));
+            return Err(self.err("Message is nested deeper than max_depth"));
         }
         let end = self.open()?;
         self.depth -= 1;

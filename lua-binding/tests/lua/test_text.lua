@@ -131,7 +131,7 @@ T.test('text nesting is bounded and long input is linear', function()
         if f.type == 'message' and f.label ~= 'repeated' then field = f.name end
     end
     local deep = string.rep(field .. ' { ', 5000) .. string.rep('} ', 5000)
-    T.raises('Message is too deep', Node.decode_text, Node, deep)
+    T.raises('Message is nested deeper than max_depth', Node.decode_text, Node, deep)
     local ok = string.rep(field .. ' { ', 50) .. string.rep('} ', 50)
     T.eq(Node:text_to_binary(Node:binary_to_text(Node:text_to_binary(ok))), Node:text_to_binary(ok))
     local big = string.rep('\\001\\x02', 200000)
