@@ -46,7 +46,9 @@ pub struct ParseOptions {
 pub fn parse(plans: &Plans, mi: usize, text: &[u8], opts: ParseOptions) -> Res<Msg> {
     let mut tz = Tokenizer::new(text);
     let cur = tz.next_token().map_err(|e| tok_err(e, ""))?;
-    let mut p = Parser { plans, tz, cur, path: Vec::new(), depth: opts.max_depth, check_required: opts.check_required };
+    // The root counts as one level, as in the binary codec.
+    let depth = opts.max_depth.saturating_sub(1);
+    let mut p = Parser { plans, tz, cur, path: Vec::new(), depth, check_required: opts.check_required };
     p.body(mi, None)
 }
 
