@@ -34,6 +34,10 @@ matrix:
 bench-plot:
     cargo run --release -p protolua-bench --bin plot
 
+# The text format on the matrix (ops/s beside encode/decode), embedded LuaJIT.
+bench-text:
+    cargo run --release -p protolua-bench --bin text
+
 # The matrix on embedded Lua 5.4 (writes results/matrix-lua54.json).
 bench-lua54:
     cargo run --release -p protolua-bench --no-default-features --features lua54
@@ -92,7 +96,7 @@ bench-check-update *flags:
 # Fuzz every target for `secs` seconds each (nightly + cargo-fuzz).
 fuzz secs="60":
     cargo install cargo-fuzz --locked
-    cd fuzz && for t in wire_reader wire_varint_oracle wire_packed_utf8 codec_decode codec_encode schema_load; do cargo +nightly fuzz run $t -- -max_total_time={{secs}} -max_len=4096; done
+    cd fuzz && for t in wire_reader wire_varint_oracle wire_packed_utf8 codec_decode codec_encode schema_load text_decode; do cargo +nightly fuzz run $t -- -max_total_time={{secs}} -max_len=4096; done
 
 # Differential fuzz of LuaJIT's constructor decode path against the C API path (option
 # `constructors = false`), each mode (plain, hooks, nomemo) for `secs` seconds: system luajit.

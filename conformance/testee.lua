@@ -5,7 +5,9 @@
 --         -> 4-byte little-endian length, ConformanceResponse bytes
 -- End of file before a length ends the loop (exit status 0).
 -- Requests and responses are decoded/encoded with protolua itself.
--- Only binary in, binary out is tested; everything else is `skipped`.
+-- Binary and text format in, binary and text format out are answered
+-- (text through Msg:text_to_binary / Msg:binary_to_text); JSON and JSPB
+-- requests are `skipped`.
 
 local protolua = require('protolua')
 
@@ -56,18 +58,33 @@ local function handle(req)
         return { protobuf_payload = FailureSet:encode({}) }
     end
     local out = req.requested_output_format
-    if out ~= 'PROTOBUF' then
+    if out ~= 'PROTOBUF' and out ~= 'TEXT_FORMAT' then
         return { skipped = 'protolua testee: output format ' .. tostring(out or 'UNSPECIFIED') .. ' not supported' }
     end
-    local payload = req.protobuf_payload
-    if payload == nil then
-        local which = req.json_payload and 'json' or req.jspb_payload and 'jspb' or req.text_payload and 'text'
-            or 'no'
+    local payload, text = req.protobuf_payload, req.text_payload
+    if payload == nil and text == nil then
+        local which = req.json_payload and 'json' or req.jspb_payload and 'jspb' or 'no'
         return { skipped = 'protolua testee: ' .. which .. ' input not supported' }
     end
     local msg = handle_of(req.message_type or '')
     if not msg then
         return { skipped = 'protolua testee: unknown message type ' .. tostring(req.message_type) }
+    end
+    if text ~= nil then
+        -- Text in: parsed to wire bytes (any parse error is the answer).
+        local ok, bytes = pcall(msg.text_to_binary, msg, text)
+        if not ok then
+            return { parse_error = tostring(bytes) }
+        end
+        payload = bytes
+    end
+    if out == 'TEXT_FORMAT' then
+        local opts = { print_unknown = req.print_unknown_fields == true }
+        local ok, s = pcall(msg.binary_to_text, msg, payload, opts)
+        if not ok then
+            return { parse_error = tostring(s) }
+        end
+        return { text_payload = s }
     end
     local ok, value = pcall(msg.decode, msg, payload)
     if not ok then

@@ -30,6 +30,7 @@ pub mod error;
 pub mod lua;
 pub mod plan;
 pub mod slots;
+pub mod text;
 pub mod unknown;
 
 use std::os::raw::c_int;

@@ -518,6 +518,12 @@ const STACK_OPS: &[(&str, &str)] = &[
         "Node:encode({ child = {} }) return fails(Node.encode, Node, deep_node, { max_depth = DEPTH })",
     ),
     ("encode_group", "return fails(R.encode, R, deep_r, { max_depth = DEPTH })"),
+    // The text format (crate::text): its parser, the skipping of a
+    // reserved field's value, and the wire reader of its printer.
+    ("text_parse", "return fails(Node.text_to_binary, Node, deep_text, { max_depth = DEPTH })"),
+    ("text_skip_reserved", "return fails(P3.text_to_binary, P3, deep_reserved, { max_depth = DEPTH })"),
+    ("text_print", "return fails(Node.binary_to_text, Node, node_input, { max_depth = DEPTH })"),
+    ("text_print_unknown_groups", "return fails(P3.binary_to_text, P3, unknown_input, { max_depth = DEPTH })"),
 ];
 
 /// Stack given to each op at the default `max_depth` (100): Tarantool's
@@ -551,6 +557,7 @@ fn stack_probe_child() {
     c.set("group_input", &nested_groups(1, 2000));
     c.set("unknown_input", &nested_groups(999, 2000));
     c.run("deep_node = deep_table(2000, 'child') deep_r = deep_table(2000, 'r')");
+    c.run("deep_text = ('child { '):rep(2000) deep_reserved = 'reserved_field ' .. ('{ a '):rep(2000)");
     // mlua's Lua is not Send: lend it to the op thread as a raw pointer;
     // this thread only waits for it.
     struct SendPtr(*const Case);

@@ -509,11 +509,15 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
             }
         };
         ffi::lua_createtable(L, 0, 4);
-        let methods: [(&[u8], ffi::lua_CFunction); 4] = [
+        let methods: [(&[u8], ffi::lua_CFunction); 8] = [
             (b"encode", message_encode),
             (b"decode", message_decode),
             (b"fields", message_fields),
             (b"name", message_name),
+            (b"encode_text", crate::api::text::message_encode_text),
+            (b"decode_text", crate::api::text::message_decode_text),
+            (b"binary_to_text", crate::api::text::message_binary_to_text),
+            (b"text_to_binary", crate::api::text::message_text_to_binary),
         ];
         for (name, f) in methods {
             bound(name, f);

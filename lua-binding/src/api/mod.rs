@@ -4,3 +4,4 @@
 pub mod message;
 pub mod options;
 pub mod schema;
+pub mod text;

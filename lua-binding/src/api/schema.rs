@@ -428,13 +428,17 @@ pub unsafe fn push_schema_metatable(L: *mut lua_State) {
         ffi::lua_createtable(L, 0, 4);
         let mt = ffi::lua_gettop(L);
         ffi::lua_createtable(L, 0, 6);
-        let methods: [(&str, ffi::lua_CFunction); 6] = [
+        let methods: [(&str, ffi::lua_CFunction); 10] = [
             ("message", schema_message),
             ("encode", schema_encode),
             ("decode", schema_decode),
             ("messages", schema_messages),
             ("enums", schema_enums),
             ("enum", schema_enum),
+            ("encode_text", crate::api::text::schema_encode_text),
+            ("decode_text", crate::api::text::schema_decode_text),
+            ("binary_to_text", crate::api::text::schema_binary_to_text),
+            ("text_to_binary", crate::api::text::schema_text_to_binary),
         ];
         for (name, f) in methods {
             lua::push_bytes(L, name.as_bytes());

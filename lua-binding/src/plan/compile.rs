@@ -160,6 +160,7 @@ impl Compiler {
             oneofs: oneofs.into_boxed_slice(),
             n_slots: st.n_slots,
             is_map_entry: m.is_map_entry(),
+            reserved_names: m.descriptor_proto().reserved_name.iter().map(|n| n.as_str().into()).collect(),
         })
     }
 

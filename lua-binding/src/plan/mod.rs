@@ -251,6 +251,8 @@ pub struct MessagePlan {
     /// Decode may build this message's table with a shape constructor
     /// (LuaJIT; see [`by_ctor`]).
     pub by_ctor: bool,
+    /// Field names declared `reserved` (the text format skips them).
+    pub reserved_names: Box<[Box<str>]>,
 }
 
 /// Whether decode may build a message's table with a shape constructor

@@ -254,6 +254,7 @@ mod tests {
                 plain_by_number: Box::new([]),
                 lean: false,
                 by_ctor: false,
+                reserved_names: Box::new([]),
             }],
             enums: vec![],
             keys: names.iter().map(|&n| n.into()).collect(),
