@@ -801,13 +801,27 @@ fn long_varints() {
         c.eval::<String>("return fails(P3.decode, P3, input)"),
         format!("protolua: decode {P3}: field repeated_int32[2]: varint longer than 64 bits at byte 4")
     );
-    // Tags: above 32 bits is an error; a padded 10-byte tag that fits is a tag.
+    // Tags: above 32 bits is an error, and so is a tag varint longer than 5
+    // bytes even when its value fits (zero-padded), as protobuf v36 rules;
+    // padded to exactly 5 bytes it is a tag. After a known field too (the
+    // general walk), and inside a group (skipped as unknown).
     c.set("input", b"\xff\xff\xff\xff\xff\x01");
     assert_eq!(
         c.eval::<String>("return fails(P3.decode, P3, input)"),
         format!("protolua: decode {P3}: tag does not fit in 32 bits at byte 0")
     );
-    c.set("input", b"\x88\x80\x80\x80\x80\x80\x80\x80\x80\x00\x2a");
+    for (input, at) in [
+        (&b"\x88\x80\x80\x80\x80\x80\x80\x80\x80\x00\x2a"[..], 0),
+        (&b"\x88\x80\x80\x80\x80\x00\x2a"[..], 0),
+        (&b"\x08\x01\x88\x80\x80\x80\x80\x00\x2a"[..], 2),
+    ] {
+        c.set("input", input);
+        assert_eq!(
+            c.eval::<String>("return fails(P3.decode, P3, input)"),
+            format!("protolua: decode {P3}: tag varint longer than 5 bytes at byte {at}")
+        );
+    }
+    c.set("input", b"\x88\x80\x80\x80\x00\x2a");
     assert_eq!(c.eval::<i64>("return P3:decode(input).optional_int32"), 42);
 }
 

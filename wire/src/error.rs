@@ -12,6 +12,8 @@ pub enum ErrorKind {
     VarintOverflow,
     /// A tag whose varint does not fit in 32 bits.
     TagOverflow,
+    /// A tag varint longer than 5 bytes (zero-padded), whatever its value.
+    TagTooLong,
     /// A tag with field number 0.
     FieldNumberZero,
     /// A tag with wire type 6 or 7.
@@ -94,6 +96,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::Truncated => f.write_str("truncated input"),
             ErrorKind::VarintOverflow => f.write_str("varint longer than 64 bits"),
             ErrorKind::TagOverflow => f.write_str("tag does not fit in 32 bits"),
+            ErrorKind::TagTooLong => f.write_str("tag varint longer than 5 bytes"),
             ErrorKind::FieldNumberZero => f.write_str("field number 0 in tag"),
             ErrorKind::InvalidWireType(w) => write!(f, "invalid wire type {w}"),
             ErrorKind::FieldNumberOutOfRange(n) => {

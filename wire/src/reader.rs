@@ -20,6 +20,9 @@ pub struct Reader<'a> {
     end_offset: usize,
 }
 
+/// The longest encoding of a tag: 5 bytes hold 32 bits.
+const MAX_TAG_LEN: usize = 5;
+
 impl<'a> Reader<'a> {
     /// A reader over `buf`, offsets counted from its first byte.
     #[inline]
@@ -122,7 +125,13 @@ impl<'a> Reader<'a> {
     fn read_tag_long(&mut self) -> Result<Tag> {
         let start = self.position();
         let varint = self.read_varint()?;
-        Tag::from_varint(varint).map_err(|e| e.shifted(start))
+        let tag = Tag::from_varint(varint).map_err(|e| e.shifted(start))?;
+        // Tags are 32-bit: a varint longer than 5 bytes is refused even
+        // when its value fits (zero-padded), as protobuf does.
+        if self.position() - start > MAX_TAG_LEN {
+            return Err(Error::new(ErrorKind::TagTooLong, start));
+        }
+        Ok(tag)
     }
 
     /// Reads 4 little-endian bytes.

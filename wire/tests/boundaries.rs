@@ -461,6 +461,10 @@ fn every_invalid_tag() {
         (&[0x80, 0x80, 0x80, 0x80, 0x10], ErrorKind::TagOverflow),
         (&[0xf8, 0xff, 0xff, 0xff, 0x1f], ErrorKind::TagOverflow),
         (&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01], ErrorKind::TagOverflow),
+        // Tags are 32-bit: zero-padded past 5 bytes is refused even though
+        // the value (field 1, varint) fits, as protobuf does.
+        (&[0x88, 0x80, 0x80, 0x80, 0x80, 0x00], ErrorKind::TagTooLong),
+        (&[0x88, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00], ErrorKind::TagTooLong),
         (&[0x80], ErrorKind::Truncated),
         (&[0xff; 11], ErrorKind::VarintOverflow),
     ];
@@ -474,6 +478,10 @@ fn every_invalid_tag() {
     }
     // Empty input: Truncated at the end.
     assert_eq!(kind_at(Reader::with_offset(&[], 7).read_tag().unwrap_err()), (ErrorKind::Truncated, 7));
+    // A tag zero-padded to exactly 5 bytes is still a tag.
+    let mut r = Reader::new(&[0x88, 0x80, 0x80, 0x80, 0x00, 0x01]);
+    assert_eq!(r.read_tag().map(|t| (t.field_number(), t.wire_type())), Ok((1, WireType::Varint)));
+    assert_eq!(r.read_varint(), Ok(1));
 }
 
 // ---------------------------------------------------------------- LEN
