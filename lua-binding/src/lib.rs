@@ -18,6 +18,9 @@
 //! | [`host`] | Tarantool's exported C API (dlsym), state shared by a module's schemas |
 //! | [`error`] | heap-free codec errors and raising them |
 //! | [`lua`] | thin helpers over the raw C API |
+//! | [`proto`] | `.proto` sources → descriptor set (protox), no protoc |
+//! | [`proto_api`] | `load_proto`, `parse` |
+//! | [`reflect`] | `descriptor_set`, files, services, methods, options |
 //! | [`schema`] | schema userdata, `load`, schema methods |
 //! | [`message_api`] | message handles and the encode/decode entry points |
 //!
@@ -41,6 +44,9 @@ pub mod key_index;
 pub mod lua;
 pub mod message_api;
 pub mod plan;
+pub mod proto;
+pub mod proto_api;
+pub mod reflect;
 pub mod schema;
 #[cfg(feature = "luajit")]
 pub mod shape_ctor;
@@ -88,7 +94,12 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
         ffi::lua_pushvalue(L, helpers);
         ffi::lua_pushcclosure(L, unknown::unknown_of, 1);
         ffi::lua_rawset(L, module);
-        for (name, f) in [("load", schema::load as ffi::lua_CFunction), ("load_file", schema::load_file)] {
+        for (name, f) in [
+            ("load", schema::load as ffi::lua_CFunction),
+            ("load_file", schema::load_file),
+            ("load_proto", proto_api::load_proto),
+            ("parse", proto_api::parse),
+        ] {
             lua::push_bytes(L, name.as_bytes());
             ffi::lua_pushvalue(L, mt);
             ffi::lua_pushvalue(L, helpers);

@@ -37,6 +37,9 @@ pub const MAX_MAX_DEPTH: u32 = 200;
 const S_KEYS: i64 = 1;
 const S_HANDLES: i64 = 2;
 const S_HELPERS: i64 = 3;
+/// Uservalue slot of the descriptor set's bytes (a Lua string), for
+/// `schema:descriptor_set()` and reflection.
+pub(crate) const S_FDS: i64 = 4;
 
 /// The compiled schema and its per-schema mutable state.
 pub struct SchemaInner {
@@ -142,8 +145,7 @@ pub unsafe extern "C-unwind" fn load(L: *mut lua_State) -> c_int {
             raise_fmt(L, format_args!("load: expected the bytes of a FileDescriptorSet, got {got}"))
         }
         let opts = read_options(L, 2, base_options(L), "load");
-        let bytes = lua::string_bytes(L, 1);
-        push_schema(L, bytes, opts)
+        push_schema(L, 1, opts)
     }
 }
 
@@ -175,8 +177,7 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
                 if !copied {
                     ffi::lua_error(L);
                 }
-                let bytes = lua::string_bytes(L, 3);
-                push_schema(L, bytes, opts)
+                push_schema(L, 3, opts)
             }
             Err(e) => {
                 let mut buf = ErrBuf::new();
@@ -194,7 +195,7 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
 ///
 /// # Safety
 /// Called from `load`/`load_file` with their upvalues; one free slot.
-unsafe fn base_options(L: *mut lua_State) -> LoadOptions {
+pub(crate) unsafe fn base_options(L: *mut lua_State) -> LoadOptions {
     // SAFETY: upvalue 2 is the helper table.
     let module = unsafe { host::get(L, upvalue(2)) };
     LoadOptions { serialize: module.serialize_default(), ..LoadOptions::default() }
@@ -310,11 +311,17 @@ unsafe fn read_choice(L: *mut lua_State, idx: c_int, name: &str, choices: &[&str
     }
 }
 
-/// Compile `bytes` and push the schema userdata.
-unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_int {
+/// Compile the descriptor set bytes (the string at `bytes_idx`, kept by the
+/// schema) and push the schema userdata. Upvalues as `load`'s.
+///
+/// # Safety
+/// `L` valid, `bytes_idx` a positive index of a string; raises on a bad set
+/// (the caller holds no Rust heap memory).
+pub(crate) unsafe fn push_schema(L: *mut lua_State, bytes_idx: c_int, opts: LoadOptions) -> c_int {
     // SAFETY: the userdata is made first (with its __gc) so the compiled
     // schema is owned by Lua from the moment it exists.
     unsafe {
+        let bytes = lua::string_bytes(L, bytes_idx);
         let ud = ffi::lua_newuserdata(L, size_of::<SchemaUd>()) as *mut SchemaUd;
         ud.write(SchemaUd { inner: None });
         ffi::lua_pushvalue(L, upvalue(1));
@@ -383,6 +390,8 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
         lua::rawseti(L, state, S_HELPERS);
         ffi::lua_createtable(L, 0, 8);
         lua::rawseti(L, state, S_HANDLES);
+        ffi::lua_pushvalue(L, bytes_idx);
+        lua::rawseti(L, state, S_FDS);
         ffi::lua_settop(L, state);
         ffi::lua_setuservalue(L, schema_idx);
         ffi::lua_settop(L, schema_idx);
@@ -405,7 +414,7 @@ pub unsafe extern "C-unwind" fn schema_gc(L: *mut lua_State) -> c_int {
 }
 
 /// Check arg 1 is a live schema; upvalue 1 is the schema metatable.
-unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
+pub(crate) unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
     // SAFETY: check_ud verifies the metatable.
     unsafe {
         match check_ud::<SchemaUd>(L, 1, upvalue(1)).and_then(|s| s.inner.as_deref()) {
@@ -606,7 +615,7 @@ pub unsafe fn push_schema_metatable(L: *mut lua_State) {
             ("enums", schema_enums),
             ("enum", schema_enum),
         ];
-        for (name, f) in methods {
+        for (name, f) in methods.into_iter().chain(crate::reflect::SCHEMA_METHODS.iter().copied()) {
             lua::push_bytes(L, name.as_bytes());
             ffi::lua_pushvalue(L, mt);
             ffi::lua_pushcclosure(L, f, 1);
