@@ -112,7 +112,7 @@ unsafe fn finish(L: *mut lua_State, req: Request, opts: crate::schema::LoadOptio
                 if !copied {
                     ffi::lua_error(L);
                 }
-                push_schema(L, 3, opts)
+                push_schema(L, lua::string_bytes(L, 3), opts)
             }
             Err(msg) => {
                 let mut buf = ErrBuf::new();

@@ -36,10 +36,7 @@ pub const MAX_MAX_DEPTH: u32 = 200;
 
 const S_KEYS: i64 = 1;
 const S_HANDLES: i64 = 2;
-const S_HELPERS: i64 = 3;
-/// Uservalue slot of the descriptor set's bytes (a Lua string), for
-/// `schema:descriptor_set()` and reflection.
-pub(crate) const S_FDS: i64 = 4;
+pub(crate) const S_HELPERS: i64 = 3;
 
 /// The compiled schema and its per-schema mutable state.
 pub struct SchemaInner {
@@ -55,6 +52,10 @@ pub struct SchemaInner {
     pub module: Rc<ModuleState>,
     /// Key string address → field, built once the key table exists.
     pub key_index: OnceCell<KeyIndex>,
+    /// The descriptor set's bytes (`schema:descriptor_set()`, reflection).
+    pub fds: Box<[u8]>,
+    /// Its descriptor pool, decoded on the first reflection call.
+    pub pool: OnceCell<Option<prost_reflect::DescriptorPool>>,
     /// Per message, the shape whose constructor the constructor table
     /// holds at its index (`crate::shape_ctor::KEYS_CTORS`).
     #[cfg(feature = "luajit")]
@@ -145,7 +146,8 @@ pub unsafe extern "C-unwind" fn load(L: *mut lua_State) -> c_int {
             raise_fmt(L, format_args!("load: expected the bytes of a FileDescriptorSet, got {got}"))
         }
         let opts = read_options(L, 2, base_options(L), "load");
-        push_schema(L, 1, opts)
+        let bytes = lua::string_bytes(L, 1);
+        push_schema(L, bytes, opts)
     }
 }
 
@@ -177,7 +179,8 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
                 if !copied {
                     ffi::lua_error(L);
                 }
-                push_schema(L, 3, opts)
+                let bytes = lua::string_bytes(L, 3);
+                push_schema(L, bytes, opts)
             }
             Err(e) => {
                 let mut buf = ErrBuf::new();
@@ -311,17 +314,14 @@ unsafe fn read_choice(L: *mut lua_State, idx: c_int, name: &str, choices: &[&str
     }
 }
 
-/// Compile the descriptor set bytes (the string at `bytes_idx`, kept by the
-/// schema) and push the schema userdata. Upvalues as `load`'s.
+/// Compile `bytes` and push the schema userdata. Upvalues as `load`'s.
 ///
 /// # Safety
-/// `L` valid, `bytes_idx` a positive index of a string; raises on a bad set
-/// (the caller holds no Rust heap memory).
-pub(crate) unsafe fn push_schema(L: *mut lua_State, bytes_idx: c_int, opts: LoadOptions) -> c_int {
+/// `L` valid; raises on a bad set (the caller holds no Rust heap memory).
+pub(crate) unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_int {
     // SAFETY: the userdata is made first (with its __gc) so the compiled
     // schema is owned by Lua from the moment it exists.
     unsafe {
-        let bytes = lua::string_bytes(L, bytes_idx);
         let ud = ffi::lua_newuserdata(L, size_of::<SchemaUd>()) as *mut SchemaUd;
         ud.write(SchemaUd { inner: None });
         ffi::lua_pushvalue(L, upvalue(1));
@@ -345,6 +345,8 @@ pub(crate) unsafe fn push_schema(L: *mut lua_State, bytes_idx: c_int, opts: Load
                     opts,
                     module,
                     key_index: OnceCell::new(),
+                    fds: bytes.into(),
+                    pool: OnceCell::new(),
                 }));
             }
             Err(msg) => {
@@ -390,8 +392,6 @@ pub(crate) unsafe fn push_schema(L: *mut lua_State, bytes_idx: c_int, opts: Load
         lua::rawseti(L, state, S_HELPERS);
         ffi::lua_createtable(L, 0, 8);
         lua::rawseti(L, state, S_HANDLES);
-        ffi::lua_pushvalue(L, bytes_idx);
-        lua::rawseti(L, state, S_FDS);
         ffi::lua_settop(L, state);
         ffi::lua_setuservalue(L, schema_idx);
         ffi::lua_settop(L, schema_idx);
@@ -426,7 +426,7 @@ pub(crate) unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a Sche
 
 /// Push the handle of the message named by the string at `name_idx`
 /// (cached per schema), or raise if the schema has no such message.
-unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, what: &str) {
+pub(crate) unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, what: &str) {
     // SAFETY: raw access to our own state table; the name is type-checked.
     unsafe {
         if ffi::lua_type(L, name_idx) != ffi::LUA_TSTRING {
