@@ -87,7 +87,7 @@ pub fn compile(req: &Request) -> Result<Vec<u8>, String> {
 fn describe(e: &protox::Error, opened: &str, includes: &[PathBuf], req: &Request) -> String {
     let text = format!("{e:?}");
     if !e.is_file_not_found() {
-        return text;
+        return positioned(e, text, includes, req);
     }
     let mut searched: Vec<String> = Vec::new();
     if !req.sources.is_empty() {
@@ -101,4 +101,43 @@ fn describe(e: &protox::Error, opened: &str, includes: &[PathBuf], req: &Request
         text
     };
     format!("{text} (searched: {})", searched.join(", "))
+}
+
+/// Make sure an error names its file, line and column: protox leaves the
+/// position out when it cannot show the span (one at the end of the file).
+fn positioned(e: &protox::Error, text: String, includes: &[PathBuf], req: &Request) -> String {
+    use miette::Diagnostic;
+    let Some(file) = e.file() else { return text };
+    if text.starts_with(&format!("{file}:")) {
+        return text;
+    }
+    let offset = e.labels().and_then(|mut l| l.next()).map(|l| l.offset());
+    let source = req
+        .sources
+        .iter()
+        .find(|(n, _)| n == file)
+        .map(|(_, s)| String::from_utf8_lossy(s).into_owned())
+        .or_else(|| includes.iter().find_map(|inc| std::fs::read_to_string(inc.join(file)).ok()));
+    // Errors at the end of the input carry no span: point at the end.
+    let offset = offset.or_else(|| text.contains("end of file").then_some(usize::MAX));
+    match (offset, source) {
+        (Some(off), Some(src)) => {
+            let (line, col) = line_col(&src, off);
+            format!("{file}:{line}:{col}: {text}")
+        }
+        _ => format!("{file}: {text}"),
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` of `src`
+/// (clamped to its end).
+fn line_col(src: &str, offset: usize) -> (usize, usize) {
+    let mut off = offset.min(src.len());
+    while !src.is_char_boundary(off) {
+        off -= 1;
+    }
+    let before = &src[..off];
+    let line = before.matches('\n').count() + 1;
+    let start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[start..].chars().count() + 1)
 }

@@ -119,6 +119,8 @@ T.test('load_proto/parse errors: file:line:col, nothing loaded', function()
     T.raises('x.proto:1:', protolua.parse, 'syntax = "proto3"; message M { int32 a = 1 [no_such_option = true]; }', { name = 'x.proto' })
     local ed = T.raises('x.proto:2:1: editions', protolua.parse, '// c\nedition = "2023";\nmessage M {}', { name = 'x.proto' })
     T.eq(ed:find('protoc', 1, true) ~= nil and ed:find('protolua.load', 1, true) ~= nil, true, 'points to protoc + load: ' .. ed)
+    -- An error at the end of the file still has its position.
+    T.raises('x.proto:2:11: expected string terminator', protolua.parse, 'syntax = "proto3";\npackage "p', { name = 'x.proto' })
     T.raises('protolua: load_proto: cannot read', protolua.load_proto, P .. 'no_such.proto')
     T.raises('load_proto: expected a path', protolua.load_proto, 42)
     T.raises('load_proto: paths[2] must be a string', protolua.load_proto, { 'a.proto', 1 })
