@@ -20,6 +20,7 @@
 //! | [`lua`] | thin helpers over the raw C API |
 //! | [`proto`] | `.proto` sources → descriptor set (protox), no protoc |
 //! | [`proto_api`] | `load_proto`, `parse` |
+//! | [`grpc`] | `protolua.grpc`: gRPC / gRPC-Web framing, status, timeouts |
 //! | [`reflect`] | `descriptor_set`, files, services, methods, options |
 //! | [`schema`] | schema userdata, `load`, schema methods |
 //! | [`message_api`] | message handles and the encode/decode entry points |
@@ -38,6 +39,7 @@ pub mod decode;
 pub mod encode;
 pub mod error;
 pub mod features;
+pub mod grpc;
 pub mod host;
 pub mod int64;
 pub mod key_index;
@@ -106,6 +108,9 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
             ffi::lua_pushcclosure(L, f, 2);
             ffi::lua_rawset(L, module);
         }
+        lua::push_bytes(L, b"grpc");
+        grpc::push_module(L, helpers);
+        ffi::lua_rawset(L, module);
         lua::push_bytes(L, b"_VERSION");
         lua::push_bytes(L, VERSION.as_bytes());
         ffi::lua_rawset(L, module);

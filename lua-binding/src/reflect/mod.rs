@@ -212,6 +212,7 @@ pub unsafe extern "C-unwind" fn schema_method(L: *mut lua_State) -> c_int {
             ffi::lua_remove(L, -2);
             ffi::lua_rawset(L, t);
         }
+        crate::grpc::set_method_metatable(L, t);
         ffi::lua_settop(L, t);
         1
     }
