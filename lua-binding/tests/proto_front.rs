@@ -2,7 +2,8 @@
 //! against protoc: for every fixture set that protoc built from `.proto`
 //! files, compiling the same files gives equivalent descriptors (every
 //! message, field, enum, service and option, json names and defaults),
-//! options compared as their encoded bytes so that custom options count.
+//! options compared as their encoded bytes so that custom options count;
+//! float defaults spelled as protoc spells them).
 
 use std::path::PathBuf;
 
@@ -36,33 +37,7 @@ fn normal(pool: &DescriptorPool, name: &str) -> (FileDescriptorProto, Vec<u8>) {
     let bytes = dynf.encode_to_vec();
     let mut plain = FileDescriptorProto::decode(bytes.as_slice()).unwrap();
     plain.source_code_info = None;
-    for m in &mut plain.message_type {
-        float_defaults(m);
-    }
-    plain.extension.iter_mut().for_each(float_default);
     (plain, bytes)
-}
-
-fn has_float_default(f: &FileDescriptorProto) -> bool {
-    format!("{f:?}").contains("r#type: Some(Float)") || format!("{f:?}").contains("r#type: Some(Double)")
-}
-
-/// protoc writes float defaults as C's `%g` does (`9e+09`), protox as Rust
-/// does (`9000000000`): compare them as numbers, in protoc's spelling.
-fn float_defaults(m: &mut prost_types::DescriptorProto) {
-    m.field.iter_mut().chain(m.extension.iter_mut()).for_each(float_default);
-    m.nested_type.iter_mut().for_each(float_defaults);
-}
-
-fn float_default(f: &mut prost_types::FieldDescriptorProto) {
-    use prost_types::field_descriptor_proto::Type;
-    if matches!(f.r#type(), Type::Float | Type::Double)
-        && let Some(d) = &mut f.default_value
-        && let Ok(v) = d.parse::<f64>()
-    {
-        // One spelling per value: Rust's shortest round trip.
-        *d = format!("{v:?}");
-    }
 }
 
 /// Panic with the first differing lines of the pretty-printed files.
@@ -105,11 +80,8 @@ fn assert_equivalent(fds: &str, ours: &[u8]) {
         let (o, ob) = normal(&ours_pool, name);
         assert_same(&t, &o, &format!("{fds}: {name}"));
         // The bytes also hold the custom options (extensions, which the
-        // plain message drops): equal unless a float default is spelled
-        // differently.
-        if !has_float_default(&t) {
-            assert!(tb == ob, "{fds}: {name}: the encoded files differ");
-        }
+        // plain message drops).
+        assert!(tb == ob, "{fds}: {name}: the encoded files differ");
     }
 }
 
@@ -157,9 +129,10 @@ fn conformance_protos_match_protoc() {
     assert_eq!(theirs.file.len(), our_names.len(), "the same files");
     let theirs_pool = DescriptorPool::from_file_descriptor_set(theirs).unwrap();
     for name in &our_names {
-        let (t, _) = normal(&theirs_pool, name);
-        let (o, _) = normal(&ours_pool, name);
+        let (t, tb) = normal(&theirs_pool, name);
+        let (o, ob) = normal(&ours_pool, name);
         assert_same(&t, &o, &format!("conformance: {name}"));
+        assert!(tb == ob, "conformance: {name}: the encoded files differ");
     }
 }
 

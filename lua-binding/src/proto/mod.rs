@@ -11,6 +11,7 @@
 //! `protolua.load`. It depends on no Lua or api-layer code.
 
 mod resolve;
+mod spelling;
 
 use std::path::{Path, PathBuf};
 
@@ -79,7 +80,7 @@ pub fn compile(req: &Request) -> Result<Vec<u8>, String> {
             return Err(describe(&e, f, &includes, req));
         }
     }
-    Ok(compiler.encode_file_descriptor_set())
+    Ok(spelling::respell(compiler.encode_file_descriptor_set(), &compiler.descriptor_pool()))
 }
 
 /// Word a protox error: positions as `file:line:col:`, missing files with
