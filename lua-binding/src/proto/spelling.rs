@@ -16,28 +16,62 @@ use prost_reflect::{DescriptorPool, DynamicMessage, Value};
 const TYPE_DOUBLE: i32 = 1;
 const TYPE_FLOAT: i32 = 2;
 
-/// `set` (whose descriptors `pool` holds) with every float/double
-/// `default_value` in protoc's spelling; `set` as it was if it has none
-/// (the common case, checked without decoding it) or cannot be read back.
+/// `set` (whose files are `pool.files()`, in order, as protox writes
+/// them) with every float/double `default_value` in protoc's spelling. Only
+/// the files holding such a default are decoded and re-encoded; the set
+/// is returned as it was if it cannot be read that way.
 pub fn respell(set: Vec<u8>, pool: &DescriptorPool) -> Vec<u8> {
     let float_default = |f: &prost_types::FieldDescriptorProto| {
         matches!(f.r#type, Some(TYPE_DOUBLE | TYPE_FLOAT)) && f.default_value.is_some()
     };
-    let any = pool.all_messages().any(|m| m.descriptor_proto().field.iter().any(float_default))
-        || pool.all_extensions().any(|e| float_default(e.field_descriptor_proto()));
-    if !any {
+    let needs: Vec<bool> = pool
+        .files()
+        .map(|f| {
+            f.messages().any(|m| any_in(&m, &float_default))
+                || f.file_descriptor_proto().extension.iter().any(float_default)
+        })
+        .collect();
+    if !needs.contains(&true) {
         return set;
     }
-    let Some(desc) = DescriptorPool::global().get_message_by_name("google.protobuf.FileDescriptorSet") else {
-        return set;
-    };
-    let Ok(mut msg) = DynamicMessage::decode(desc, &set[..]) else { return set };
-    let mut changed = false;
-    for_each_message(&mut msg, "file", &mut |file| {
-        each_field(file, "extension", &mut changed);
-        for_each_message(file, "message_type", &mut |m| in_message(m, &mut changed));
-    });
-    if changed { msg.encode_to_vec() } else { set }
+    respell_files(&set, &needs).unwrap_or(set)
+}
+
+/// Whether `m` or a nested message has a field or extension `pred` holds for.
+fn any_in(m: &prost_reflect::MessageDescriptor, pred: &dyn Fn(&prost_types::FieldDescriptorProto) -> bool) -> bool {
+    let p = m.descriptor_proto();
+    p.field.iter().any(pred) || p.extension.iter().any(pred) || m.child_messages().any(|c| any_in(&c, pred))
+}
+
+/// Re-encode the files of `set` marked in `needs` (field 1 entries, in order).
+fn respell_files(set: &[u8], needs: &[bool]) -> Option<Vec<u8>> {
+    use prost::encoding::{decode_varint, encode_varint};
+    let desc = DescriptorPool::global().get_message_by_name("google.protobuf.FileDescriptorProto")?;
+    let mut out = Vec::with_capacity(set.len() + 64);
+    let mut rest = set;
+    let mut i = 0;
+    while !rest.is_empty() {
+        if decode_varint(&mut rest).ok()? != (1 << 3 | 2) {
+            return None;
+        }
+        let len = usize::try_from(decode_varint(&mut rest).ok()?).ok()?;
+        let file = rest.get(..len)?;
+        rest = &rest[len..];
+        let file = if *needs.get(i)? {
+            let mut msg = DynamicMessage::decode(desc.clone(), file).ok()?;
+            let mut changed = false;
+            each_field(&mut msg, "extension", &mut changed);
+            for_each_message(&mut msg, "message_type", &mut |m| in_message(m, &mut changed));
+            msg.encode_to_vec()
+        } else {
+            file.to_vec()
+        };
+        encode_varint(1 << 3 | 2, &mut out);
+        encode_varint(file.len() as u64, &mut out);
+        out.extend_from_slice(&file);
+        i += 1;
+    }
+    (i == needs.len()).then_some(out)
 }
 
 fn for_each_message(m: &mut DynamicMessage, list: &str, f: &mut dyn FnMut(&mut DynamicMessage)) {
