@@ -76,6 +76,10 @@ icount-tarantool-floor *dirs:
 bench-linear:
     cargo run --release -p protolua-bench --bin linear
 
+# Schema load cost: load_proto of the conformance protos against load of protoc's set, bytes held per schema.
+bench-load:
+    cargo run --release -p protolua-bench --bin load
+
 # pbwire criterion (wall clock, peers in one run) and iai-callgrind (instructions).
 bench-wire:
     cargo bench -p pbwire --bench wire_criterion

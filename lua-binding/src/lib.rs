@@ -10,7 +10,9 @@
 //! | [`lua`], [`slots`] | raw C-API helpers, the host (Tarantool), 64-bit integers; every Lua index by number |
 //! | [`plan`] | descriptor set → compiled plans (editions features resolved), the options codecs run with |
 //! | [`binary`] | the binary codec: [`binary::decode`] (bytes → Lua table), [`binary::encode`] (Lua table → bytes) |
-//! | [`api`] | the Lua API: schema userdata, message handles, option tables |
+//! | [`text`] | the text format codec |
+//! | [`proto`] | `.proto` sources → descriptor set (protox), no protoc |
+//! | [`api`] | the Lua API: schema userdata, message handles, option tables, reflection, `protolua.grpc` |
 //! | [`error`], [`unknown`] | heap-free codec errors; the side store of unknown-field bytes |
 //!
 //! Dependencies point one way: `slots` ← `lua` ← `plan` ← `error`, `unknown` ←
@@ -29,6 +31,7 @@ pub mod binary;
 pub mod error;
 pub mod lua;
 pub mod plan;
+pub mod proto;
 pub mod slots;
 pub mod text;
 pub mod unknown;
@@ -75,13 +78,21 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
         ffi::lua_pushvalue(L, helpers);
         ffi::lua_pushcclosure(L, unknown::unknown_of, 1);
         ffi::lua_rawset(L, module);
-        for (name, f) in [("load", api::schema::load as ffi::lua_CFunction), ("load_file", api::schema::load_file)] {
+        for (name, f) in [
+            ("load", api::schema::load as ffi::lua_CFunction),
+            ("load_file", api::schema::load_file),
+            ("load_proto", api::proto::load_proto),
+            ("parse", api::proto::parse),
+        ] {
             lua::push_bytes(L, name.as_bytes());
             ffi::lua_pushvalue(L, mt);
             ffi::lua_pushvalue(L, helpers);
             ffi::lua_pushcclosure(L, f, 2);
             ffi::lua_rawset(L, module);
         }
+        lua::push_bytes(L, b"grpc");
+        api::grpc::push_module(L, helpers);
+        ffi::lua_rawset(L, module);
         lua::push_bytes(L, b"_VERSION");
         lua::push_bytes(L, VERSION.as_bytes());
         ffi::lua_rawset(L, module);

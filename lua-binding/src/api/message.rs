@@ -90,7 +90,7 @@ pub unsafe fn check_ud<'a, T>(L: *mut lua_State, idx: c_int, mt: c_int) -> Optio
 /// # Safety
 /// Called from a closure made by [`push_handle_metatable`].
 #[inline(always)]
-unsafe fn bound_handle<'a>(L: *mut lua_State) -> Option<&'a MessageUd> {
+pub(crate) unsafe fn bound_handle<'a>(L: *mut lua_State) -> Option<&'a MessageUd> {
     // SAFETY: upvalue 2 is the MessageUd userdata the closure was made for
     // (initialised before its metatable was set); the closure keeps it
     // alive, and the reference is used only during this call.
@@ -389,6 +389,7 @@ pub unsafe extern "C-unwind" fn message_fields(L: *mut lua_State) -> c_int {
             }
             lua::rawseti(L, -2, i as i64 + 1);
         }
+        crate::api::reflect::add_field_details(L, inner, h.index as usize, upvalue(3));
         1
     }
 }
@@ -509,7 +510,7 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
             }
         };
         ffi::lua_createtable(L, 0, 4);
-        let methods: [(&[u8], ffi::lua_CFunction); 8] = [
+        let methods: [(&[u8], ffi::lua_CFunction); 9] = [
             (b"encode", message_encode),
             (b"decode", message_decode),
             (b"fields", message_fields),
@@ -518,6 +519,7 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
             (b"decode_text", crate::api::text::message_decode_text),
             (b"binary_to_text", crate::api::text::message_binary_to_text),
             (b"text_to_binary", crate::api::text::message_text_to_binary),
+            (b"options", crate::api::reflect::message_options),
         ];
         for (name, f) in methods {
             bound(name, f);

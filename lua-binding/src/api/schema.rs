@@ -44,6 +44,10 @@ pub struct SchemaInner {
     pub module: Rc<ModuleState>,
     /// Key string address → field, built once the key table exists.
     pub key_index: OnceCell<KeyIndex>,
+    /// The descriptor set's bytes (`schema:descriptor_set()`, reflection).
+    pub fds: Box<[u8]>,
+    /// Its descriptor pool, decoded on the first reflection call.
+    pub pool: OnceCell<Option<prost_reflect::DescriptorPool>>,
     /// Per message, the shape whose constructor the constructor table
     /// holds at its index (`crate::binary::decode::ctor::shape::KEYS_CTORS`).
     #[cfg(feature = "luajit")]
@@ -126,7 +130,7 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
 /// metatable and the helper table; `bytes` stays anchored (a Lua string on
 /// the stack) for the call; 5 free slots. Raises on a compile error or out of
 /// memory, owning no Rust heap memory then (the plans belong to the userdata).
-unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_int {
+pub(crate) unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_int {
     // SAFETY: the userdata is made first (with its __gc) so the compiled
     // schema is owned by Lua from the moment it exists.
     unsafe {
@@ -153,6 +157,8 @@ unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOptions) -> c_i
                     opts,
                     module,
                     key_index: OnceCell::new(),
+                    fds: bytes.into(),
+                    pool: OnceCell::new(),
                 }));
             }
             Err(msg) => {
@@ -225,7 +231,7 @@ pub unsafe extern "C-unwind" fn schema_gc(L: *mut lua_State) -> c_int {
 /// Called from a C function whose upvalue 1 is the schema metatable; one
 /// free slot. The result borrows the schema at argument 1: `'a` must not
 /// outlive it there. Raises if argument 1 is not a live schema.
-unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
+pub(crate) unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
     // SAFETY: check_ud verifies the metatable.
     unsafe {
         match check_ud::<SchemaUd>(L, 1, upvalue(1)).and_then(|s| s.inner.as_deref()) {
@@ -242,7 +248,7 @@ unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
 /// Argument 1 is the schema `inner` belongs to (as [`check_schema`] found
 /// it); `name_idx` absolute; 13 free slots (5, and [`push_handle_metatable`]'s
 /// 8). Raises on a bad name or out of memory, owning no Rust heap memory.
-unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, what: &str) {
+pub(crate) unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, what: &str) {
     // SAFETY: raw access to our own state table; the name is type-checked.
     unsafe {
         if ffi::lua_type(L, name_idx) != ffi::LUA_TSTRING {
@@ -440,7 +446,7 @@ pub unsafe fn push_schema_metatable(L: *mut lua_State) {
             ("binary_to_text", crate::api::text::schema_binary_to_text),
             ("text_to_binary", crate::api::text::schema_text_to_binary),
         ];
-        for (name, f) in methods {
+        for (name, f) in methods.into_iter().chain(crate::api::reflect::SCHEMA_METHODS.iter().copied()) {
             lua::push_bytes(L, name.as_bytes());
             ffi::lua_pushvalue(L, mt);
             ffi::lua_pushcclosure(L, f, 1);

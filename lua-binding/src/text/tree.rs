@@ -2,7 +2,7 @@
 //! parse, so the printer sees merged sub-messages, last-wins singular
 //! fields, one oneof member, and unknown fields apart, whatever order the
 //! wire had. Built from wire bytes ([`read`]) or by the text parser, and
-//! written back as wire bytes ([`write`]).
+//! written back as wire bytes ([`write()`]).
 
 use std::collections::BTreeMap;
 

@@ -149,12 +149,12 @@ T.test('api Msg:fields()', function()
     for i, f in ipairs(pf) do numbers[i] = f.number end
     T.eq(numbers, { 1, 2, 3, 4, 5 }, 'fields in number order')
     local p = fields_by_name(Person)
-    T.eq(p.name, { name = 'name', number = 1, type = 'string', label = 'optional' }, 'name')
-    T.eq(p.age, { name = 'age', number = 2, type = 'int32', label = 'optional' }, 'age')
-    T.eq(p.emails, { name = 'emails', number = 3, type = 'string', label = 'repeated' }, 'emails')
-    T.eq(p.address, { name = 'address', number = 4, type = 'message', label = 'optional', type_name = 'hello.Address' },
+    T.eq(p.name, { name = 'name', number = 1, type = 'string', label = 'optional', json_name = 'name', default = '', options = {} }, 'name')
+    T.eq(p.age, { name = 'age', number = 2, type = 'int32', label = 'optional', json_name = 'age', default = 0, options = {} }, 'age')
+    T.eq(p.emails, { name = 'emails', number = 3, type = 'string', label = 'repeated', json_name = 'emails', options = {} }, 'emails')
+    T.eq(p.address, { name = 'address', number = 4, type = 'message', label = 'optional', type_name = 'hello.Address', json_name = 'address', options = {} },
         'address')
-    T.eq(p.lucky_numbers, { name = 'lucky_numbers', number = 5, type = 'int32', label = 'repeated', packed = true },
+    T.eq(p.lucky_numbers, { name = 'lucky_numbers', number = 5, type = 'int32', label = 'repeated', packed = true, json_name = 'luckyNumbers', options = {} },
         'lucky_numbers')
 
     local a = fields_by_name(AllTypes)
