@@ -5,7 +5,7 @@
 --         -> 4-byte little-endian length, ConformanceResponse bytes
 -- End of file before a length ends the loop (exit status 0).
 -- Requests and responses are decoded/encoded with protolua itself.
--- Only binary in, binary out is tested; everything else is `skipped`.
+-- Binary and JSON, in and out, are tested; JSPB and text format are `skipped`.
 
 local protolua = require('protolua')
 
@@ -56,22 +56,38 @@ local function handle(req)
         return { protobuf_payload = FailureSet:encode({}) }
     end
     local out = req.requested_output_format
-    if out ~= 'PROTOBUF' then
+    if out ~= 'PROTOBUF' and out ~= 'JSON' then
         return { skipped = 'protolua testee: output format ' .. tostring(out or 'UNSPECIFIED') .. ' not supported' }
     end
-    local payload = req.protobuf_payload
-    if payload == nil then
-        local which = req.json_payload and 'json' or req.jspb_payload and 'jspb' or req.text_payload and 'text'
-            or 'no'
+    local payload, json = req.protobuf_payload, req.json_payload
+    if payload == nil and json == nil then
+        local which = req.jspb_payload and 'jspb' or req.text_payload and 'text' or 'no'
         return { skipped = 'protolua testee: ' .. which .. ' input not supported' }
     end
     local msg = handle_of(req.message_type or '')
     if not msg then
         return { skipped = 'protolua testee: unknown message type ' .. tostring(req.message_type) }
     end
+    if json ~= nil then
+        local opts = req.test_category == 'JSON_IGNORE_UNKNOWN_PARSING_TEST' and { ignore_unknown = true } or nil
+        local ok, bytes = pcall(msg.json_to_binary, msg, json, opts)
+        if not ok then
+            return { parse_error = tostring(bytes) }
+        end
+        payload = bytes
+    end
+    -- Binary input is checked by decode (a parse error); what binary_to_json
+    -- refuses after that has no JSON form (a serialize error).
     local ok, value = pcall(msg.decode, msg, payload)
     if not ok then
         return { parse_error = tostring(value) }
+    end
+    if out == 'JSON' then
+        local ok2, text = pcall(msg.binary_to_json, msg, payload)
+        if not ok2 then
+            return { serialize_error = tostring(text) }
+        end
+        return { json_payload = text }
     end
     local ok2, bytes = pcall(msg.encode, msg, value)
     if not ok2 then

@@ -177,6 +177,10 @@ fn compile_with(pool: &DescriptorPool, mut resolver: Resolver) -> Result<Plans, 
                 tag,
                 oneof,
                 slot,
+                json_name: match f {
+                    Member::Field(d) => d.json_name().into(),
+                    Member::Ext(_) => name.as_str().into(),
+                },
                 name: name.into(),
                 plain_wire: NOT_PLAIN,
             });

@@ -37,6 +37,8 @@ pub mod error;
 pub mod features;
 pub mod host;
 pub mod int64;
+pub mod json;
+pub mod json_api;
 pub mod key_index;
 pub mod lua;
 pub mod message_api;

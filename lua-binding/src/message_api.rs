@@ -105,7 +105,7 @@ pub unsafe fn check_ud<'a, T>(L: *mut lua_State, idx: c_int, mt: c_int) -> Optio
 /// # Safety
 /// Called from a closure made by [`push_handle_metatable`].
 #[inline(always)]
-unsafe fn bound_handle<'a>(L: *mut lua_State) -> Option<&'a MessageUd> {
+pub(crate) unsafe fn bound_handle<'a>(L: *mut lua_State) -> Option<&'a MessageUd> {
     // SAFETY: upvalue 2 is the MessageUd userdata the closure was made for
     // (initialised before its metatable was set); the closure keeps it
     // alive, and the reference is used only during this call.
@@ -515,11 +515,13 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
             }
         };
         ffi::lua_createtable(L, 0, 4);
-        let methods: [(&[u8], ffi::lua_CFunction); 4] = [
+        let methods: [(&[u8], ffi::lua_CFunction); 6] = [
             (b"encode", message_encode),
             (b"decode", message_decode),
             (b"fields", message_fields),
             (b"name", message_name),
+            (b"binary_to_json", crate::json_api::message_binary_to_json),
+            (b"json_to_binary", crate::json_api::message_json_to_binary),
         ];
         for (name, f) in methods {
             bound(name, f);
