@@ -1,8 +1,14 @@
-//! The Lua entry points of the JSON codec (`crate::json`):
-//! `Msg:binary_to_json(bytes [, opts])` and `Msg:json_to_binary(s [, opts])`,
-//! bound to message handles like `encode`/`decode` (see
-//! `crate::message_api` for the upvalues: 1. the key table, 2. the
-//! handle, 3. the helper table).
+//! The Lua entry points of the JSON codec (`crate::json`), on message
+//! handles (`Msg:binary_to_json(bytes [, opts])`, `Msg:json_to_binary(s)`,
+//! `Msg:encode_json(t)`, `Msg:decode_json(s)`, bound like `encode`/`decode`:
+//! see `crate::message_api` for the upvalues 1. the key table, 2. the
+//! handle, 3. the helper table) and on the schema (`schema:encode_json(name,
+//! t [, opts])` ...).
+//!
+//! `encode_json` runs the binary encoder on the table, then prints its
+//! bytes; `decode_json` parses into bytes, then runs the binary decoder:
+//! each one C call, with exactly the table forms (and options) of
+//! `encode`/`decode`.
 //!
 //! The codec is plain Rust that never calls Lua: each entry point reads
 //! its arguments (which may raise: nothing of ours is live yet), runs the
@@ -16,8 +22,8 @@ use std::os::raw::c_int;
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
 use crate::json::{self, JsonError, JsonOptions};
 use crate::lua::{self, ffi, lua_State, upvalue};
-use crate::message_api::bound_handle;
-use crate::schema::{SchemaInner, read_options};
+use crate::message_api::{MessageUd, bound_handle, decode_with, encode_with};
+use crate::schema::{S_HELPERS, S_KEYS, SchemaInner, check_schema, push_handle, read_options};
 
 /// Which conversion an entry point runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +32,10 @@ pub enum Op {
     BinaryToJson,
     /// JSON text → protobuf bytes.
     JsonToBinary,
+    /// Lua table → JSON text.
+    EncodeJson,
+    /// JSON text → Lua table.
+    DecodeJson,
 }
 
 impl Op {
@@ -34,6 +44,8 @@ impl Op {
         match self {
             Op::BinaryToJson => "binary_to_json",
             Op::JsonToBinary => "json_to_binary",
+            Op::EncodeJson => "encode_json",
+            Op::DecodeJson => "decode_json",
         }
     }
 }
@@ -56,11 +68,65 @@ pub unsafe extern "C-unwind" fn message_json_to_binary(L: *mut lua_State) -> c_i
     unsafe { entry(L, Op::JsonToBinary) }
 }
 
+/// `Msg:encode_json(t [, opts])`: Lua table → JSON text.
+///
 /// # Safety
-/// As the entry points.
+/// Called by Lua as a C closure made by `push_handle_metatable`.
+pub unsafe extern "C-unwind" fn message_encode_json(L: *mut lua_State) -> c_int {
+    // SAFETY: upvalues as documented in the module doc.
+    unsafe { entry(L, Op::EncodeJson) }
+}
+
+/// `Msg:decode_json(s [, opts])`: JSON text → Lua table.
+///
+/// # Safety
+/// Called by Lua as a C closure made by `push_handle_metatable`.
+pub unsafe extern "C-unwind" fn message_decode_json(L: *mut lua_State) -> c_int {
+    // SAFETY: upvalues as documented in the module doc.
+    unsafe { entry(L, Op::DecodeJson) }
+}
+
+/// `schema:binary_to_json(name, bytes [, opts])`.
+///
+/// # Safety
+/// Called by Lua as a schema method (upvalue 1: the schema metatable).
+pub unsafe extern "C-unwind" fn schema_binary_to_json(L: *mut lua_State) -> c_int {
+    // SAFETY: as schema_entry.
+    unsafe { schema_entry(L, Op::BinaryToJson) }
+}
+
+/// `schema:json_to_binary(name, s [, opts])`.
+///
+/// # Safety
+/// Called by Lua as a schema method (upvalue 1: the schema metatable).
+pub unsafe extern "C-unwind" fn schema_json_to_binary(L: *mut lua_State) -> c_int {
+    // SAFETY: as schema_entry.
+    unsafe { schema_entry(L, Op::JsonToBinary) }
+}
+
+/// `schema:encode_json(name, t [, opts])`.
+///
+/// # Safety
+/// Called by Lua as a schema method (upvalue 1: the schema metatable).
+pub unsafe extern "C-unwind" fn schema_encode_json(L: *mut lua_State) -> c_int {
+    // SAFETY: as schema_entry.
+    unsafe { schema_entry(L, Op::EncodeJson) }
+}
+
+/// `schema:decode_json(name, s [, opts])`.
+///
+/// # Safety
+/// Called by Lua as a schema method (upvalue 1: the schema metatable).
+pub unsafe extern "C-unwind" fn schema_decode_json(L: *mut lua_State) -> c_int {
+    // SAFETY: as schema_entry.
+    unsafe { schema_entry(L, Op::DecodeJson) }
+}
+
+/// # Safety
+/// As the message entry points.
 unsafe fn entry(L: *mut lua_State, op: Op) -> c_int {
-    // SAFETY: the handle keeps the schema alive; the input string stays
-    // on the stack (slot 2) for the whole call.
+    // SAFETY: the handle keeps the schema alive; the argument stays on
+    // the stack (slot 2) while it is read.
     unsafe {
         let Some(h) = bound_handle(L) else {
             raise_fmt(L, format_args!("{}: expected a message handle (call it as Msg:{}(s))", op.name(), op.name()))
@@ -68,7 +134,64 @@ unsafe fn entry(L: *mut lua_State, op: Op) -> c_int {
         let Some(inner) = h.schema.as_deref() else {
             raise_fmt(L, format_args!("{}: message handle used after collection", op.name()))
         };
-        convert(L, inner, h.index, 2, 3, upvalue(3), op)
+        ffi::lua_settop(L, 3);
+        // An absolute index of the key table: decode reads its root fast
+        // path's upvalues only when given `upvalue(1)` of its own closure.
+        ffi::lua_pushvalue(L, upvalue(1));
+        run(L, inner, h.index, 2, 3, 4, upvalue(3), op)
+    }
+}
+
+/// # Safety
+/// As the schema methods.
+unsafe fn schema_entry(L: *mut lua_State, op: Op) -> c_int {
+    // SAFETY: as `schema:encode`: the handle and state tables stay on the
+    // stack; the schema (arg 1) keeps `inner` alive.
+    unsafe {
+        let inner = check_schema(L, op.name());
+        ffi::lua_settop(L, 4);
+        push_handle(L, inner, 2, op.name());
+        let index = (*(ffi::lua_touserdata(L, 5) as *const MessageUd)).index;
+        ffi::lua_getuservalue(L, 1);
+        lua::rawgeti(L, 6, S_KEYS);
+        lua::rawgeti(L, 6, S_HELPERS);
+        run(L, inner, index, 3, 4, 7, 8, op)
+    }
+}
+
+/// Run `op` on the argument at `arg`, push the result. `keys` and
+/// `helpers` index the schema's key and helper tables (`keys` absolute).
+///
+/// # Safety
+/// `inner` kept alive by a value on the stack; called from a C function
+/// that has pushed at most 8 values above its base (as `encode_with`).
+#[allow(clippy::too_many_arguments)] // the entry points' stack layout, spelled out
+unsafe fn run(
+    L: *mut lua_State,
+    inner: &SchemaInner,
+    msg: u32,
+    arg: c_int,
+    opts: c_int,
+    keys: c_int,
+    helpers: c_int,
+    op: Op,
+) -> c_int {
+    // SAFETY: each step leaves its result on top, which replaces `arg`
+    // (whose value is no longer needed) to keep the stack within bounds.
+    unsafe {
+        match op {
+            Op::BinaryToJson | Op::JsonToBinary => convert(L, inner, msg, arg, opts, helpers, op, op),
+            Op::EncodeJson => {
+                encode_with(L, inner, msg, arg, opts, keys, helpers);
+                ffi::lua_replace(L, arg);
+                convert(L, inner, msg, arg, opts, helpers, Op::BinaryToJson, op)
+            }
+            Op::DecodeJson => {
+                convert(L, inner, msg, arg, opts, helpers, Op::JsonToBinary, op);
+                ffi::lua_replace(L, arg);
+                decode_with(L, inner, msg, arg, opts, keys, helpers, None)
+            }
+        }
     }
 }
 
@@ -124,12 +247,14 @@ unsafe fn read_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool, wh
     }
 }
 
-/// Run `op` on the string at `s` as message `msg`, push the result.
+/// Run `op` (a conversion of strings) on the string at `s` as message
+/// `msg`, push the result; errors are named after `shown`.
 ///
 /// # Safety
 /// `inner` kept alive by a value on the stack; `helpers` indexes the
 /// helper table; 3 free slots.
-pub unsafe fn convert(
+#[allow(clippy::too_many_arguments)] // the entry points' stack layout, spelled out
+unsafe fn convert(
     L: *mut lua_State,
     inner: &SchemaInner,
     msg: u32,
@@ -137,6 +262,7 @@ pub unsafe fn convert(
     opts: c_int,
     helpers: c_int,
     op: Op,
+    shown: Op,
 ) -> c_int {
     // SAFETY: argument checks raise before any Rust memory is held; the
     // input bytes stay anchored at `s`.
@@ -144,17 +270,17 @@ pub unsafe fn convert(
         let full_name = &*inner.plans.messages[msg as usize].full_name;
         if ffi::lua_type(L, s) != ffi::LUA_TSTRING {
             let got = type_name(L, s);
-            raise_fmt(L, format_args!("{} {full_name}: expected string, got {got}", op.name()))
+            raise_fmt(L, format_args!("{} {full_name}: expected string, got {got}", shown.name()))
         }
-        let o = json_options(L, inner, opts, op.name());
+        let o = json_options(L, inner, opts, shown.name());
         let input = lua::string_bytes(L, s);
         let failed: Option<ErrBuf> = {
             let result: Result<Vec<u8>, JsonError> = match op {
-                Op::BinaryToJson => {
+                Op::BinaryToJson | Op::EncodeJson => {
                     let mut out = Vec::with_capacity(input.len() * 2 + 16);
                     json::binary_to_json(&inner.plans, msg, input, &o, &mut out).map(|()| out)
                 }
-                Op::JsonToBinary => {
+                Op::JsonToBinary | Op::DecodeJson => {
                     let mut w = pbwire::Writer::with_capacity(input.len() / 2 + 16);
                     json::json_to_binary(&inner.plans, msg, input, &o, &mut w).map(|()| w.into_vec())
                 }
@@ -171,7 +297,7 @@ pub unsafe fn convert(
                 }
                 Err(e) => {
                     let mut buf = ErrBuf::new();
-                    let _ = write!(buf, "protolua: {} {full_name}: {e}", op.name());
+                    let _ = write!(buf, "protolua: {} {full_name}: {e}", shown.name());
                     Some(buf)
                 }
             }

@@ -515,13 +515,15 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
             }
         };
         ffi::lua_createtable(L, 0, 4);
-        let methods: [(&[u8], ffi::lua_CFunction); 6] = [
+        let methods: [(&[u8], ffi::lua_CFunction); 8] = [
             (b"encode", message_encode),
             (b"decode", message_decode),
             (b"fields", message_fields),
             (b"name", message_name),
             (b"binary_to_json", crate::json_api::message_binary_to_json),
             (b"json_to_binary", crate::json_api::message_json_to_binary),
+            (b"encode_json", crate::json_api::message_encode_json),
+            (b"decode_json", crate::json_api::message_decode_json),
         ];
         for (name, f) in methods {
             bound(name, f);

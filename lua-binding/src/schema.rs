@@ -34,9 +34,9 @@ pub const DEFAULT_MAX_DEPTH: u32 = 100;
 /// the Lua and Tarantool frames below. 300 and more overflowed it.
 pub const MAX_MAX_DEPTH: u32 = 200;
 
-const S_KEYS: i64 = 1;
+pub(crate) const S_KEYS: i64 = 1;
 const S_HANDLES: i64 = 2;
-const S_HELPERS: i64 = 3;
+pub(crate) const S_HELPERS: i64 = 3;
 
 /// The compiled schema and its per-schema mutable state.
 pub struct SchemaInner {
@@ -405,7 +405,7 @@ pub unsafe extern "C-unwind" fn schema_gc(L: *mut lua_State) -> c_int {
 }
 
 /// Check arg 1 is a live schema; upvalue 1 is the schema metatable.
-unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
+pub(crate) unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
     // SAFETY: check_ud verifies the metatable.
     unsafe {
         match check_ud::<SchemaUd>(L, 1, upvalue(1)).and_then(|s| s.inner.as_deref()) {
@@ -417,7 +417,7 @@ unsafe fn check_schema<'a>(L: *mut lua_State, what: &str) -> &'a SchemaInner {
 
 /// Push the handle of the message named by the string at `name_idx`
 /// (cached per schema), or raise if the schema has no such message.
-unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, what: &str) {
+pub(crate) unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_idx: c_int, what: &str) {
     // SAFETY: raw access to our own state table; the name is type-checked.
     unsafe {
         if ffi::lua_type(L, name_idx) != ffi::LUA_TSTRING {
@@ -598,13 +598,17 @@ pub unsafe fn push_schema_metatable(L: *mut lua_State) {
         ffi::lua_createtable(L, 0, 4);
         let mt = ffi::lua_gettop(L);
         ffi::lua_createtable(L, 0, 6);
-        let methods: [(&str, ffi::lua_CFunction); 6] = [
+        let methods: [(&str, ffi::lua_CFunction); 10] = [
             ("message", schema_message),
             ("encode", schema_encode),
             ("decode", schema_decode),
             ("messages", schema_messages),
             ("enums", schema_enums),
             ("enum", schema_enum),
+            ("encode_json", crate::json_api::schema_encode_json),
+            ("decode_json", crate::json_api::schema_decode_json),
+            ("binary_to_json", crate::json_api::schema_binary_to_json),
+            ("json_to_binary", crate::json_api::schema_json_to_binary),
         ];
         for (name, f) in methods {
             lua::push_bytes(L, name.as_bytes());

@@ -121,3 +121,30 @@ T.test('json: memory stays flat over failing calls', function()
     collectgarbage('collect')
     T.eq(collectgarbage('count') - before < 64, true, 'Lua memory growth over 40000 failing calls')
 end)
+
+T.test('json: encode_json / decode_json on tables', function()
+    local t = { name = 'Ann', age = 30, emails = { 'a@x' }, address = { city = 'Oslo' } }
+    local s = Person:encode_json(t)
+    T.eq(s, '{"name":"Ann","age":30,"emails":["a@x"],"address":{"city":"Oslo"}}')
+    T.eq(Person:decode_json(s), t)
+    T.eq(Person:decode_json(s), Person:decode(Person:encode(t)))
+    T.eq(hello:encode_json('hello.Person', t), s)
+    T.eq(hello:decode_json('hello.Person', s), t)
+    T.eq(hello:binary_to_json('hello.Person', Person:encode(t)), s)
+    T.eq(hello:json_to_binary('hello.Person', s), Person:encode(t))
+    T.eq(Person:encode_json(t, { json_names = false, indent = 1 }),
+        '{\n "name": "Ann",\n "age": 30,\n "emails": [\n  "a@x"\n ],\n "address": {\n  "city": "Oslo"\n }\n}')
+    -- the table forms of decode: enums, 64-bit integers, well-known types
+    local v = T3:decode_json('{"optionalNestedEnum":"BAR","optionalInt64":"-5","optionalTimestamp":"1970-01-01T00:00:01Z"}')
+    T.eq(v.optional_nested_enum, 'BAR')
+    T.eq(v.optional_timestamp, { seconds = 1 })
+    T.eq(v.optional_int64 == -5, true)
+    T.eq(T3:decode_json('{"optionalNestedEnum":"BAR"}', { enums = 'number' }).optional_nested_enum, 1)
+    T.eq(T3:encode_json(v), '{"optionalInt64":"-5","optionalNestedEnum":"BAR","optionalTimestamp":"1970-01-01T00:00:01Z"}')
+    -- errors name the operation
+    T.raises('protolua: encode hello.Person: field age', Person.encode_json, Person, { age = 'x' })
+    T.raises('protolua: decode_json hello.Person: field age: ', Person.decode_json, Person, '{"age":"x"}')
+    T.raises('protolua: encode_json protobuf_test_messages.proto3.TestAllTypesProto3: field optionalDuration:',
+        T3.encode_json, T3, { optional_duration = { seconds = 1, nanos = -1 } })
+    T.raises('unknown message type', hello.encode_json, hello, 'no.Such', {})
+end)
