@@ -80,3 +80,5 @@ pub fn json_to_binary(
 ) -> Result<(), JsonError> {
     parse::Parser::new(plans, opts, text, out).root(msg)
 }
+#[cfg(test)]
+mod tests;

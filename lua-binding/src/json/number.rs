@@ -126,8 +126,11 @@ pub fn put_f32(out: &mut Vec<u8>, v: f32) {
     }
 }
 
+/// `1.0` → `1`, but `-0.0` stays (a JSON `-0` reads as the integer 0 in
+/// some parsers, losing the sign).
 fn put_trimmed(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(s.strip_suffix(".0").unwrap_or(s).as_bytes());
+    let t = if s == "-0.0" { s } else { s.strip_suffix(".0").unwrap_or(s) };
+    out.extend_from_slice(t.as_bytes());
 }
 
 fn put_non_finite(out: &mut Vec<u8>, nan: bool, pos: bool) {
@@ -180,11 +183,14 @@ mod tests {
             String::from_utf8(o).unwrap()
         };
         assert_eq!(s(1.0), "1");
-        assert_eq!(s(-0.0), "-0");
+        assert_eq!(s(-0.0), "-0.0");
         assert_eq!(s(0.1), "0.1");
         assert_eq!(s(f64::NAN), "\"NaN\"");
         let mut o = Vec::new();
         put_f32(&mut o, 0.1f32);
         assert_eq!(o, b"0.1");
+        o.clear();
+        put_f32(&mut o, f32::MAX);
+        assert_eq!(o, b"3.4028235e38");
     }
 }

@@ -355,7 +355,18 @@ impl<'a, 'w> Parser<'a, 'w> {
     /// The well-known types' special forms.
     fn wkt(&mut self, w: Wkt, m: &MessagePlan) -> R {
         match w {
-            Wkt::Wrapper => self.value(&m.fields[0], true).map(drop),
+            Wkt::Wrapper => {
+                // `value` has implicit presence: a zero is not written (as
+                // protobuf writes it), so that an Any holding one matches.
+                let f = &m.fields[0];
+                let before = self.w.len();
+                self.value(f, true)?;
+                let body = &self.w.as_slice()[before + f.tag.as_bytes().len()..];
+                if body.iter().all(|&b| b == 0) {
+                    self.w.truncate(before);
+                }
+                Ok(())
+            }
             Wkt::Timestamp | Wkt::Duration => {
                 let s = self.lx.string()?;
                 let text = self.lx.text(&s);
@@ -375,7 +386,9 @@ impl<'a, 'w> Parser<'a, 'w> {
                 let s = self.lx.string()?;
                 let text = self.lx.text(&s).to_vec();
                 let mut path = Vec::new();
-                for p in text.split(|&b| b == b',').filter(|p| !p.is_empty()) {
+                // "" is no path; otherwise every comma separates one (empty
+                // paths included, so that the printed form reads back).
+                for p in text.split(|&b| b == b',').filter(|_| !text.is_empty()) {
                     path.clear();
                     wkt::path_from_json(p, &mut path).map_err(|e| self.lx.err_at(s.pos, e))?;
                     self.w.put_encoded_tag(&m.fields[0].tag);

@@ -276,30 +276,40 @@ impl<'a> Printer<'a> {
         let plans = self.plans;
         let entry = &plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
-        let mut entries: Vec<(Vec<u8>, Vec<Occ<'_>>)> = Vec::with_capacity(run.len());
+        // (numeric order of an integer key, key text, value occurrences)
+        let mut entries: Vec<(i128, Vec<u8>, Vec<Occ<'_>>)> = Vec::with_capacity(run.len());
         for o in run {
             let occ = self.scan(entry, o.data)?;
             let mut key = Vec::new();
             let k = occ.iter().rev().find(|o| o.fi == 0).copied();
             let k = k.unwrap_or(Occ { fi: 0, seq: 0, wt: kf.kind.wire_type(), val: 0, data: b"" });
-            match kf.kind {
-                Kind::String => key.extend_from_slice(utf8(k.data)?),
-                Kind::Bool => key.extend_from_slice(if k.val != 0 { b"true" } else { b"false" }),
+            let num = match kf.kind {
+                Kind::String => {
+                    key.extend_from_slice(utf8(k.data)?);
+                    0
+                }
+                Kind::Bool => {
+                    key.extend_from_slice(if k.val != 0 { b"true" } else { b"false" });
+                    i128::from(k.val != 0)
+                }
                 kind => int_text(kind, k.val, &mut key),
-            }
+            };
             let v: Vec<Occ<'_>> = occ.into_iter().filter(|o| o.fi == 1).collect();
-            entries.push((key, v));
+            entries.push((num, key, v));
         }
+        // The last entry of a key wins; keys are printed sorted, so that the
+        // output does not depend on the order of the entries on the wire
+        // (or in a Lua table).
         let mut last: HashMap<&[u8], usize> = HashMap::with_capacity(entries.len());
-        for (i, (k, _)) in entries.iter().enumerate() {
+        for (i, (_, k, _)) in entries.iter().enumerate() {
             last.insert(k, i);
         }
+        let mut order: Vec<usize> = (0..entries.len()).filter(|&i| last[&entries[i].1[..]] == i).collect();
+        order.sort_unstable_by(|&a, &b| (entries[a].0, &entries[a].1).cmp(&(entries[b].0, &entries[b].1)));
         self.o.open(b'{');
         let mut first = true;
-        for (i, (k, v)) in entries.iter().enumerate() {
-            if last[&k[..]] != i {
-                continue;
-            }
+        for &i in &order {
+            let (_, k, v) = &entries[i];
             self.o.sep(&mut first);
             self.o.key(k);
             let r = if matches!(vf.kind, Kind::Message | Kind::Group) {
@@ -410,8 +420,11 @@ impl<'a> Printer<'a> {
 
     /// `google.protobuf.Value`: the member of its `kind` oneof set last.
     fn value(&mut self, m: &MessagePlan, occ: &[Occ<'_>]) -> R {
+        // No kind set: `null`, as Python's json_format prints it (upb
+        // refuses; reading it back gives null_value).
         let Some(chosen) = occ.iter().max_by_key(|o| o.seq) else {
-            return Err(JsonError::unprintable("google.protobuf.Value has no kind set"));
+            self.o.raw(b"null");
+            return Ok(());
         };
         let f = &m.fields[chosen.fi as usize];
         // The member's run since another member was last set.
@@ -475,14 +488,16 @@ pub fn any_type(plans: &Plans, url: &[u8]) -> Result<u32, JsonError> {
         .ok_or_else(|| JsonError::new(format!("Any type {name:?} is not in the schema")))
 }
 
-/// The decimal text of an integer map key of `kind`.
-fn int_text(kind: Kind, x: u64, out: &mut Vec<u8>) {
-    match kind {
-        Kind::Int32 | Kind::SFixed32 => put_int(out, x as i32),
-        Kind::UInt32 | Kind::Fixed32 => put_int(out, x as u32),
-        Kind::SInt32 => put_int(out, decode_zigzag32(x as u32)),
-        Kind::Int64 | Kind::SFixed64 => put_int(out, x as i64),
-        Kind::SInt64 => put_int(out, decode_zigzag64(x)),
-        _ => put_int(out, x),
-    }
+/// The decimal text of an integer map key of `kind`; its value.
+fn int_text(kind: Kind, x: u64, out: &mut Vec<u8>) -> i128 {
+    let v = match kind {
+        Kind::Int32 | Kind::SFixed32 => i128::from(x as i32),
+        Kind::UInt32 | Kind::Fixed32 => i128::from(x as u32),
+        Kind::SInt32 => i128::from(decode_zigzag32(x as u32)),
+        Kind::Int64 | Kind::SFixed64 => i128::from(x as i64),
+        Kind::SInt64 => i128::from(decode_zigzag64(x)),
+        _ => i128::from(x),
+    };
+    put_int(out, v);
+    v
 }

@@ -43,7 +43,7 @@ end)
 
 T.test('json: maps, oneofs, repeated', function()
     T.eq(j2j(T3, '{"mapInt32Int32":{"1":2,"-3":4},"mapBoolBool":{"true":false},"mapStringString":{"k":"v"}}'),
-        '{"mapInt32Int32":{"1":2,"-3":4},"mapBoolBool":{"true":false},"mapStringString":{"k":"v"}}')
+        '{"mapInt32Int32":{"-3":4,"1":2},"mapBoolBool":{"true":false},"mapStringString":{"k":"v"}}')
     T.eq(j2j(T3, '{"oneofUint32":5}'), '{"oneofUint32":5}')
     T.eq(j2j(T3, '{"repeatedNestedMessage":[{"a":1},{}]}'), '{"repeatedNestedMessage":[{"a":1},{}]}')
     T.eq(j2j(T3, '{"repeatedInt32":[1,2],"repeatedInt64":["3"]}'), '{"repeatedInt32":[1,2],"repeatedInt64":["3"]}')
