@@ -204,8 +204,12 @@ unsafe fn json_options(L: *mut lua_State, inner: &SchemaInner, idx: c_int, what:
     // SAFETY: option parsing with raw reads.
     unsafe {
         let base = read_options(L, idx, inner.opts, what);
-        let mut o =
-            JsonOptions { max_depth: base.max_depth, enums_as_number: base.enums_as_number, ..Default::default() };
+        let mut o = JsonOptions {
+            max_depth: base.max_depth,
+            enums_as_number: base.enums_as_number,
+            check_required: base.check_required,
+            ..Default::default()
+        };
         if ffi::lua_type(L, idx) != ffi::LUA_TTABLE {
             return o;
         }

@@ -43,6 +43,8 @@ pub struct JsonOptions {
     pub indent: Option<u8>,
     /// Nesting limit, on both sides.
     pub max_depth: u32,
+    /// Parse: refuse a message without its proto2 `required` fields.
+    pub check_required: bool,
 }
 
 impl Default for JsonOptions {
@@ -54,6 +56,7 @@ impl Default for JsonOptions {
             ignore_unknown: false,
             indent: None,
             max_depth: 100,
+            check_required: true,
         }
     }
 }

@@ -63,6 +63,7 @@ impl<'a, 'w> Parser<'a, 'w> {
     fn members(&mut self, m: &MessagePlan, any: bool) -> R {
         self.lx.expect(b'{')?;
         let mut seen = vec![0u64; m.fields.len().div_ceil(64)];
+        let mut nulls = vec![0u64; m.fields.len().div_ceil(64)];
         let mut oneofs = vec![false; m.oneofs.len()];
         let mut first = true;
         while self.lx.more(b'}', first)? {
@@ -86,12 +87,15 @@ impl<'a, 'w> Parser<'a, 'w> {
                 continue;
             };
             let f = &m.fields[fi];
-            if seen[fi / 64] & 1 << (fi % 64) != 0 {
+            if (seen[fi / 64] | nulls[fi / 64]) & 1 << (fi % 64) != 0 {
                 return Err(self.lx.err_at(ks.pos, format!("field {} given twice", f.name)));
             }
             seen[fi / 64] |= 1 << (fi % 64);
             if self.lx.ws() == Some(b'n') && !self.null_is_value(f) {
+                // Absent: not "seen" for the required check.
                 self.lx.expect_null()?;
+                seen[fi / 64] &= !(1 << (fi % 64));
+                nulls[fi / 64] |= 1 << (fi % 64);
                 continue;
             }
             if f.oneof != NO_ONEOF {
@@ -104,7 +108,20 @@ impl<'a, 'w> Parser<'a, 'w> {
             }
             self.field(f).map_err(|e| e.in_field(&f.json_name))?;
         }
+        if self.opts.check_required {
+            self.required(m, &seen)?;
+        }
         Ok(())
+    }
+
+    /// proto2 `required` fields: every one given (and not `null`).
+    fn required(&self, m: &MessagePlan, seen: &[u64]) -> R {
+        let missing = |&&i: &&u16| seen[i as usize / 64] & 1 << (i % 64) == 0;
+        if !m.required.iter().any(|i| missing(&i)) {
+            return Ok(());
+        }
+        let names: Vec<&str> = m.required.iter().filter(missing).map(|&i| &*m.fields[i as usize].name).collect();
+        Err(self.lx.err(format!("missing required fields {} of {}", names.join(", "), m.full_name)))
     }
 
     /// Whether `null` for field `f` is a value (`Value` and `NullValue`)

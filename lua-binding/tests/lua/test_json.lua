@@ -106,6 +106,16 @@ T.test('json: errors name the field and the position', function()
     T.eq(j2j(T3, '{"optionalInt32":1}'), '{"optionalInt32":1}')
 end)
 
+T.test('json: proto2 required fields', function()
+    local basic = protolua.load_file(DESC .. 'proto2_basic.fds')
+    local B = basic:message('proto2_basic.BenchPayload')
+    T.raises('json_to_binary proto2_basic.BenchPayload: missing required fields id, name of proto2_basic.BenchPayload'
+        .. ' at line 1 column 3 (byte 2)', B.json_to_binary, B, '{}')
+    T.raises('missing required fields name', B.json_to_binary, B, '{"id":1,"name":null}')
+    T.eq(B:json_to_binary('{}', { required = false }), '')
+    T.raises('missing required fields', B.decode_json, B, '{"id":1}')
+end)
+
 T.test('json: proto2 presence and groups', function()
     T.eq(j2j(T2, '{"optionalInt32":0,"optionalString":""}'), '{"optionalInt32":0,"optionalString":""}')
     T.eq(j2j(T2, '{"data":{"groupInt32":1}}'), '{"data":{"groupInt32":1}}')
