@@ -141,10 +141,25 @@ impl<'a, 'w> Parser<'a, 'w> {
 
     fn field(&mut self, f: &FieldPlan) -> R {
         match f.card {
+            Card::Single if f.implicit => self.implicit(f),
             Card::Single => self.value(f, true).map(drop),
             Card::Repeated => self.repeated(f),
             Card::Map => self.map(f),
         }
+    }
+
+    /// A field without presence: its zero value is not written, as the
+    /// binary encoder (and protobuf) leave it out. A zero's encoding is
+    /// all zero bytes after the tag (varint 0, fixed 0, empty LEN), and no
+    /// other value's is (`-0.0` has its sign bit).
+    fn implicit(&mut self, f: &FieldPlan) -> R {
+        let before = self.w.len();
+        self.value(f, true)?;
+        let body = self.w.as_slice().get(before + f.tag.as_bytes().len()..).unwrap_or(&[]);
+        if body.iter().all(|&b| b == 0) {
+            self.w.truncate(before);
+        }
+        Ok(())
     }
 
     fn repeated(&mut self, f: &FieldPlan) -> R {
@@ -372,18 +387,7 @@ impl<'a, 'w> Parser<'a, 'w> {
     /// The well-known types' special forms.
     fn wkt(&mut self, w: Wkt, m: &MessagePlan) -> R {
         match w {
-            Wkt::Wrapper => {
-                // `value` has implicit presence: a zero is not written (as
-                // protobuf writes it), so that an Any holding one matches.
-                let f = &m.fields[0];
-                let before = self.w.len();
-                self.value(f, true)?;
-                let body = &self.w.as_slice()[before + f.tag.as_bytes().len()..];
-                if body.iter().all(|&b| b == 0) {
-                    self.w.truncate(before);
-                }
-                Ok(())
-            }
+            Wkt::Wrapper => self.implicit(&m.fields[0]),
             Wkt::Timestamp | Wkt::Duration => {
                 let s = self.lx.string()?;
                 let text = self.lx.text(&s);
