@@ -195,24 +195,36 @@ unsafe fn run(
     }
 }
 
-/// Read the JSON options at `idx` (a table or nothing) over the schema's.
+/// The JSON methods' own options, per schema (`load`) and per call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonLoadOptions {
+    /// `json_names`.
+    pub json_names: bool,
+    /// `emit_defaults`.
+    pub emit_defaults: bool,
+    /// `ignore_unknown`.
+    pub ignore_unknown: bool,
+    /// `indent` (nil: compact).
+    pub indent: Option<u8>,
+}
+
+impl JsonLoadOptions {
+    /// The defaults: JSON names, no defaults printed, unknown keys refused,
+    /// compact output.
+    pub const DEFAULT: JsonLoadOptions =
+        JsonLoadOptions { json_names: true, emit_defaults: false, ignore_unknown: false, indent: None };
+}
+
+/// Read the JSON options of the options table at `idx` over `base`
+/// (called by `read_options` for `load` and every call).
 ///
 /// # Safety
-/// `L` valid with 2 free slots; raises on a bad option (the caller holds
-/// no Rust heap memory yet).
-unsafe fn json_options(L: *mut lua_State, inner: &SchemaInner, idx: c_int, what: &str) -> JsonOptions {
-    // SAFETY: option parsing with raw reads.
+/// `idx` a table; 2 free slots; raises on a bad option (the callers hold
+/// no Rust heap memory).
+pub unsafe fn read_json_options(L: *mut lua_State, idx: c_int, base: JsonLoadOptions, what: &str) -> JsonLoadOptions {
+    let mut o = base;
+    // SAFETY: raw reads of table fields.
     unsafe {
-        let base = read_options(L, idx, inner.opts, what);
-        let mut o = JsonOptions {
-            max_depth: base.max_depth,
-            enums_as_number: base.enums_as_number,
-            check_required: base.check_required,
-            ..Default::default()
-        };
-        if ffi::lua_type(L, idx) != ffi::LUA_TTABLE {
-            return o;
-        }
         o.json_names = read_bool(L, idx, "json_names", o.json_names, what);
         o.emit_defaults = read_bool(L, idx, "emit_defaults", o.emit_defaults, what);
         o.ignore_unknown = read_bool(L, idx, "ignore_unknown", o.ignore_unknown, what);
@@ -229,7 +241,28 @@ unsafe fn json_options(L: *mut lua_State, inner: &SchemaInner, idx: c_int, what:
             _ => raise_fmt(L, format_args!("{what}: indent must be a number")),
         }
         ffi::lua_pop(L, 1);
-        o
+    }
+    o
+}
+
+/// The JSON options of a call: the schema's, overridden by the options
+/// table at `idx` if any.
+///
+/// # Safety
+/// `L` valid with 2 free slots; raises on a bad option (the caller holds
+/// no Rust heap memory yet).
+unsafe fn json_options(L: *mut lua_State, inner: &SchemaInner, idx: c_int, what: &str) -> JsonOptions {
+    // SAFETY: option parsing with raw reads.
+    let base = unsafe { read_options(L, idx, inner.opts, what) };
+    let j = base.json;
+    JsonOptions {
+        json_names: j.json_names,
+        emit_defaults: j.emit_defaults,
+        enums_as_number: base.enums_as_number,
+        ignore_unknown: j.ignore_unknown,
+        indent: j.indent,
+        max_depth: base.max_depth,
+        check_required: base.check_required,
     }
 }
 

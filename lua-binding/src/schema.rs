@@ -90,6 +90,9 @@ pub struct LoadOptions {
     /// a shape allows (`constructors`; LuaJIT only, see `shape_ctor`);
     /// off, every table is built through the C API. Same result.
     pub constructors: bool,
+    /// The JSON methods' own options (`json_names`, `emit_defaults`,
+    /// `ignore_unknown`, `indent`: `crate::json_api`).
+    pub json: crate::json_api::JsonLoadOptions,
 }
 
 /// Option `defaults = 'none'|'values'|'metatable'`.
@@ -120,6 +123,7 @@ impl Default for LoadOptions {
             defaults: DefaultsMode::None,
             serialize: false,
             constructors: true,
+            json: crate::json_api::JsonLoadOptions::DEFAULT,
         }
     }
 }
@@ -244,6 +248,7 @@ pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, wha
                 if let Some(i) = read_choice(L, idx, "int64", &["auto", "number", "string", "cdata"], what) {
                     o.int64 = [Int64Mode::Auto, Int64Mode::Number, Int64Mode::String, Int64Mode::Cdata][i];
                 }
+                o.json = crate::json_api::read_json_options(L, idx, o.json, what);
             }
             _ => {
                 let got = type_name(L, idx);
