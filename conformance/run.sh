@@ -11,7 +11,7 @@
 #   4. the pass/fail/skip counts.
 #
 # Exit status: 0 when every test passes or is listed in failure_list.txt
-# (JSON / text-format tests are `skipped` by the testee and never fail);
+# (text-format tests are `skipped` by the testee and never fail);
 # non-zero when a test outside the list fails, or when a listed test passes
 # (the runner then asks for its line to be removed), or on setup errors.
 #

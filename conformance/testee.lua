@@ -5,9 +5,9 @@
 --         -> 4-byte little-endian length, ConformanceResponse bytes
 -- End of file before a length ends the loop (exit status 0).
 -- Requests and responses are decoded/encoded with protolua itself.
--- Binary and text format in, binary and text format out are answered
--- (text through Msg:text_to_binary / Msg:binary_to_text); JSON and JSPB
--- requests are `skipped`.
+-- Binary, JSON and text format, in and out, are answered (JSON through
+-- Msg:json_to_binary / Msg:binary_to_json, text through Msg:text_to_binary
+-- / Msg:binary_to_text); JSPB requests are `skipped`.
 
 local protolua = require('protolua')
 
@@ -58,19 +58,26 @@ local function handle(req)
         return { protobuf_payload = FailureSet:encode({}) }
     end
     local out = req.requested_output_format
-    if out ~= 'PROTOBUF' and out ~= 'TEXT_FORMAT' then
+    if out ~= 'PROTOBUF' and out ~= 'JSON' and out ~= 'TEXT_FORMAT' then
         return { skipped = 'protolua testee: output format ' .. tostring(out or 'UNSPECIFIED') .. ' not supported' }
     end
-    local payload, text = req.protobuf_payload, req.text_payload
-    if payload == nil and text == nil then
-        local which = req.json_payload and 'json' or req.jspb_payload and 'jspb' or 'no'
+    local payload, json, text = req.protobuf_payload, req.json_payload, req.text_payload
+    if payload == nil and json == nil and text == nil then
+        local which = req.jspb_payload and 'jspb' or 'no'
         return { skipped = 'protolua testee: ' .. which .. ' input not supported' }
     end
     local msg = handle_of(req.message_type or '')
     if not msg then
         return { skipped = 'protolua testee: unknown message type ' .. tostring(req.message_type) }
     end
-    if text ~= nil then
+    if json ~= nil then
+        local opts = req.test_category == 'JSON_IGNORE_UNKNOWN_PARSING_TEST' and { ignore_unknown = true } or nil
+        local ok, bytes = pcall(msg.json_to_binary, msg, json, opts)
+        if not ok then
+            return { parse_error = tostring(bytes) }
+        end
+        payload = bytes
+    elseif text ~= nil then
         -- Text in: parsed to wire bytes (any parse error is the answer).
         local ok, bytes = pcall(msg.text_to_binary, msg, text)
         if not ok then
@@ -86,9 +93,18 @@ local function handle(req)
         end
         return { text_payload = s }
     end
+    -- Binary input is checked by decode (a parse error); what binary_to_json
+    -- refuses after that has no JSON form (a serialize error).
     local ok, value = pcall(msg.decode, msg, payload)
     if not ok then
         return { parse_error = tostring(value) }
+    end
+    if out == 'JSON' then
+        local ok2, s = pcall(msg.binary_to_json, msg, payload)
+        if not ok2 then
+            return { serialize_error = tostring(s) }
+        end
+        return { json_payload = s }
     end
     local ok2, bytes = pcall(msg.encode, msg, value)
     if not ok2 then

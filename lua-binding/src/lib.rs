@@ -29,6 +29,7 @@
 pub mod api;
 pub mod binary;
 pub mod error;
+pub mod json;
 pub mod lua;
 pub mod plan;
 pub mod proto;

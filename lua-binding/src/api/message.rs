@@ -510,7 +510,7 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
             }
         };
         ffi::lua_createtable(L, 0, 4);
-        let methods: [(&[u8], ffi::lua_CFunction); 9] = [
+        let methods: [(&[u8], ffi::lua_CFunction); 13] = [
             (b"encode", message_encode),
             (b"decode", message_decode),
             (b"fields", message_fields),
@@ -520,6 +520,10 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
             (b"binary_to_text", crate::api::text::message_binary_to_text),
             (b"text_to_binary", crate::api::text::message_text_to_binary),
             (b"options", crate::api::reflect::message_options),
+            (b"binary_to_json", crate::api::json::message_binary_to_json),
+            (b"json_to_binary", crate::api::json::message_json_to_binary),
+            (b"encode_json", crate::api::json::message_encode_json),
+            (b"decode_json", crate::api::json::message_decode_json),
         ];
         for (name, f) in methods {
             bound(name, f);

@@ -2,6 +2,7 @@
 //! handles and the encode/decode entry points.
 
 pub mod grpc;
+pub mod json;
 pub mod message;
 pub mod options;
 pub mod proto;

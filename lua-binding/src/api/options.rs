@@ -52,6 +52,7 @@ pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, wha
                 o.serialize = read_bool(L, idx, "serialize", o.serialize, what);
                 o.constructors = read_bool(L, idx, "constructors", o.constructors, what);
                 read_strategies(L, idx, &mut o.strategies, what);
+                o.json = crate::api::json::read_json_options(L, idx, o.json, what);
                 if let Some(i) = read_choice(L, idx, "unknown", &["keep", "drop"], what) {
                     o.keep_unknown = i == 0;
                 }

@@ -434,13 +434,17 @@ pub unsafe fn push_schema_metatable(L: *mut lua_State) {
         ffi::lua_createtable(L, 0, 4);
         let mt = ffi::lua_gettop(L);
         ffi::lua_createtable(L, 0, 6);
-        let methods: [(&str, ffi::lua_CFunction); 10] = [
+        let methods: [(&str, ffi::lua_CFunction); 14] = [
             ("message", schema_message),
             ("encode", schema_encode),
             ("decode", schema_decode),
             ("messages", schema_messages),
             ("enums", schema_enums),
             ("enum", schema_enum),
+            ("encode_json", crate::api::json::schema_encode_json),
+            ("decode_json", crate::api::json::schema_decode_json),
+            ("binary_to_json", crate::api::json::schema_binary_to_json),
+            ("json_to_binary", crate::api::json::schema_json_to_binary),
             ("encode_text", crate::api::text::schema_encode_text),
             ("decode_text", crate::api::text::schema_decode_text),
             ("binary_to_text", crate::api::text::schema_binary_to_text),

@@ -244,6 +244,10 @@ impl Compiler {
             tag,
             oneof,
             slot,
+            json_name: match f {
+                Member::Field(d) => d.json_name().into(),
+                Member::Ext(_) => name.as_str().into(),
+            },
             name: name.into(),
             plain_wire: NOT_PLAIN,
         })

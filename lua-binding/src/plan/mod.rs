@@ -181,6 +181,9 @@ pub struct FieldPlan {
     pub slot: u16,
     /// Field name as written in the `.proto` (also the Lua key).
     pub name: Box<str>,
+    /// The ProtoJSON name (`json_name`, or protoc's lowerCamel of the
+    /// name); for extensions the key name `[full.name]`.
+    pub json_name: Box<str>,
     /// For a *plain* field — singular, not `required`, in no oneof, not a
     /// message or group, not a closed enum — its wire type's bits; for any
     /// other field [`NOT_PLAIN`]. Decode stores a plain field's value

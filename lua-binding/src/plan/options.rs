@@ -45,6 +45,29 @@ pub struct LoadOptions {
     /// differential fuzzing and measuring; every setting gives the same
     /// result.
     pub strategies: Strategies,
+    /// The JSON methods' own options (`json_names`, `emit_defaults`,
+    /// `ignore_unknown`, `indent`: `crate::api::json`).
+    pub json: JsonLoadOptions,
+}
+
+/// The JSON options, at load and per call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonLoadOptions {
+    /// `json_names`.
+    pub json_names: bool,
+    /// `emit_defaults`.
+    pub emit_defaults: bool,
+    /// `ignore_unknown`.
+    pub ignore_unknown: bool,
+    /// `indent` (nil: compact).
+    pub indent: Option<u8>,
+}
+
+impl JsonLoadOptions {
+    /// The defaults: JSON names, no defaults printed, unknown keys refused,
+    /// compact output.
+    pub const DEFAULT: JsonLoadOptions =
+        JsonLoadOptions { json_names: true, emit_defaults: false, ignore_unknown: false, indent: None };
 }
 
 /// The codec's strategies, each switchable off (docs/ARCHITECTURE.md's
@@ -132,6 +155,7 @@ impl Default for LoadOptions {
             serialize: false,
             constructors: true,
             strategies: Strategies::ALL,
+            json: JsonLoadOptions::DEFAULT,
         }
     }
 }

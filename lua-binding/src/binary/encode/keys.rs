@@ -234,6 +234,7 @@ mod tests {
             oneof: NO_ONEOF,
             slot: 0,
             name: name.into(),
+            json_name: name.into(),
             plain_wire: crate::plan::NOT_PLAIN,
         }
     }

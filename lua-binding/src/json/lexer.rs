@@ -1,0 +1,371 @@
+//! Strict JSON (RFC 8259) tokens over a byte slice.
+//!
+//! No comments, trailing commas, single quotes, leading zeros or `+`
+//! signs; strings must be valid UTF-8, escapes well formed, surrogates
+//! paired. Strings without escapes are returned as slices of the input;
+//! escaped ones are unescaped into a scratch buffer.
+
+use super::error::JsonError;
+
+/// What the next value is, judged by its first byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Peek {
+    /// `{`
+    Object,
+    /// `[`
+    Array,
+    /// `"`
+    String,
+    /// `-` or a digit
+    Number,
+    /// `true` / `false`
+    Bool,
+    /// `null`
+    Null,
+}
+
+/// A string token: where its text lives.
+#[derive(Clone, Copy, Debug)]
+pub struct Str {
+    start: usize,
+    end: usize,
+    /// The text is in the scratch buffer (it had escapes).
+    escaped: bool,
+    /// Byte offset of the opening quote.
+    pub pos: usize,
+}
+
+/// The tokenizer.
+pub struct Lexer<'a> {
+    /// The whole input.
+    pub src: &'a [u8],
+    /// The next byte to read.
+    pub pos: usize,
+    scratch: Vec<u8>,
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `src`.
+    pub fn new(src: &'a [u8]) -> Self {
+        Lexer { src, pos: 0, scratch: Vec::new() }
+    }
+
+    /// An error at byte `pos`.
+    pub fn err_at(&self, pos: usize, what: impl Into<String>) -> JsonError {
+        JsonError::new(what).at_text(self.src, pos)
+    }
+
+    /// An error at the current position.
+    pub fn err(&self, what: impl Into<String>) -> JsonError {
+        self.err_at(self.pos, what)
+    }
+
+    /// Skip whitespace; the next byte, if any.
+    #[inline]
+    pub fn ws(&mut self) -> Option<u8> {
+        while let Some(&b) = self.src.get(self.pos) {
+            if !is_ws(b) {
+                return Some(b);
+            }
+            self.pos += 1;
+        }
+        None
+    }
+
+    /// The kind of the next value.
+    pub fn peek(&mut self) -> Result<Peek, JsonError> {
+        match self.ws() {
+            Some(b'{') => Ok(Peek::Object),
+            Some(b'[') => Ok(Peek::Array),
+            Some(b'"') => Ok(Peek::String),
+            Some(b'-' | b'0'..=b'9') => Ok(Peek::Number),
+            Some(b't' | b'f') => Ok(Peek::Bool),
+            Some(b'n') => Ok(Peek::Null),
+            Some(_) => Err(self.err("expected a JSON value")),
+            None => Err(self.err("unexpected end of input")),
+        }
+    }
+
+    /// Consume `byte` (after whitespace) or fail.
+    pub fn expect(&mut self, byte: u8) -> Result<(), JsonError> {
+        if self.ws() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.err(format!("expected '{}'", byte as char)))
+        }
+    }
+
+    /// After the opening `{`/`[` or a member: `true` if another member
+    /// follows (its comma consumed), `false` at `close` (consumed).
+    /// `first` is true right after the opening bracket.
+    pub fn more(&mut self, close: u8, first: bool) -> Result<bool, JsonError> {
+        match self.ws() {
+            Some(b) if b == close => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(b',') if !first => {
+                self.pos += 1;
+                if self.ws() == Some(close) {
+                    return Err(self.err("trailing comma"));
+                }
+                Ok(true)
+            }
+            _ if first => Ok(true),
+            None => Err(self.err("unexpected end of input")),
+            _ => Err(self.err(format!("expected ',' or '{}'", close as char))),
+        }
+    }
+
+    /// Consume a literal word (`true`, `false`, `null`).
+    fn word(&mut self, w: &[u8]) -> bool {
+        if self.src[self.pos..].starts_with(w) {
+            let next = self.src.get(self.pos + w.len()).copied();
+            if !next.is_some_and(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                self.pos += w.len();
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Consume `null` if it comes next.
+    pub fn null(&mut self) -> bool {
+        self.ws() == Some(b'n') && self.word(b"null")
+    }
+
+    /// Consume `true`/`false`.
+    pub fn bool(&mut self) -> Result<bool, JsonError> {
+        self.ws();
+        if self.word(b"true") {
+            Ok(true)
+        } else if self.word(b"false") {
+            Ok(false)
+        } else {
+            Err(self.err("expected true or false"))
+        }
+    }
+
+    /// Consume `null` or fail.
+    pub fn expect_null(&mut self) -> Result<(), JsonError> {
+        if self.null() { Ok(()) } else { Err(self.err("expected null")) }
+    }
+
+    /// Consume a number; its text (validated against the JSON grammar).
+    pub fn number(&mut self) -> Result<&'a [u8], JsonError> {
+        self.ws();
+        let start = self.pos;
+        match number_len(&self.src[start..]) {
+            Some(n) => {
+                self.pos += n;
+                if self.src.get(self.pos).is_some_and(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-'))
+                {
+                    return Err(self.err_at(start, "malformed number"));
+                }
+                Ok(&self.src[start..start + n])
+            }
+            None => Err(self.err_at(start, "malformed number")),
+        }
+    }
+
+    /// The text of a string token.
+    pub fn text(&self, s: &Str) -> &[u8] {
+        if s.escaped { &self.scratch[s.start..s.end] } else { &self.src[s.start..s.end] }
+    }
+
+    /// Consume a string (the scratch buffer is reused by the next one).
+    pub fn string(&mut self) -> Result<Str, JsonError> {
+        if self.ws() != Some(b'"') {
+            return Err(self.err("expected a string"));
+        }
+        let open = self.pos;
+        self.pos += 1;
+        let start = self.pos;
+        // Fast path: no escapes.
+        let mut i = start;
+        while let Some(&b) = self.src.get(i) {
+            match b {
+                b'"' => {
+                    self.check_utf8(start, i)?;
+                    self.pos = i + 1;
+                    return Ok(Str { start, end: i, escaped: false, pos: open });
+                }
+                b'\\' => break,
+                0..=0x1f => return Err(self.err_at(i, "control character in string")),
+                _ => i += 1,
+            }
+        }
+        self.check_utf8(start, i)?;
+        self.scratch.clear();
+        self.scratch.extend_from_slice(&self.src[start..i]);
+        self.pos = i;
+        self.escaped_rest(open)
+    }
+
+    fn check_utf8(&self, start: usize, end: usize) -> Result<(), JsonError> {
+        match simdutf8::compat::from_utf8(&self.src[start..end]) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(self.err_at(start + e.valid_up_to(), "invalid UTF-8 in string")),
+        }
+    }
+
+    /// The rest of a string with escapes, into the scratch buffer.
+    fn escaped_rest(&mut self, open: usize) -> Result<Str, JsonError> {
+        loop {
+            let seg = self.pos;
+            while let Some(&b) = self.src.get(self.pos) {
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.pos += 1;
+            }
+            self.check_utf8(seg, self.pos)?;
+            self.scratch.extend_from_slice(&self.src[seg..self.pos]);
+            match self.src.get(self.pos) {
+                None => return Err(self.err_at(open, "unterminated string")),
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(Str { start: 0, end: self.scratch.len(), escaped: true, pos: open });
+                }
+                Some(b'\\') => self.escape()?,
+                Some(_) => return Err(self.err("control character in string")),
+            }
+        }
+    }
+
+    /// One escape sequence (at the backslash).
+    fn escape(&mut self) -> Result<(), JsonError> {
+        let at = self.pos;
+        let c = self.src.get(self.pos + 1).copied();
+        self.pos += 2;
+        let byte = match c {
+            Some(b'"') => b'"',
+            Some(b'\\') => b'\\',
+            Some(b'/') => b'/',
+            Some(b'b') => 8,
+            Some(b'f') => 12,
+            Some(b'n') => b'\n',
+            Some(b'r') => b'\r',
+            Some(b't') => b'\t',
+            Some(b'u') => {
+                let hi = self.hex4(at)?;
+                let cp = if (0xD800..0xDC00).contains(&hi) {
+                    if self.src.get(self.pos) != Some(&b'\\') || self.src.get(self.pos + 1) != Some(&b'u') {
+                        return Err(self.err_at(at, "unpaired surrogate in string"));
+                    }
+                    self.pos += 2;
+                    let lo = self.hex4(at)?;
+                    if !(0xDC00..0xE000).contains(&lo) {
+                        return Err(self.err_at(at, "unpaired surrogate in string"));
+                    }
+                    0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00)
+                } else if (0xDC00..0xE000).contains(&hi) {
+                    return Err(self.err_at(at, "unpaired surrogate in string"));
+                } else {
+                    hi
+                };
+                let ch = char::from_u32(cp).ok_or_else(|| self.err_at(at, "invalid \\u escape"))?;
+                let mut b = [0u8; 4];
+                self.scratch.extend_from_slice(ch.encode_utf8(&mut b).as_bytes());
+                return Ok(());
+            }
+            _ => return Err(self.err_at(at, "invalid escape in string")),
+        };
+        self.scratch.push(byte);
+        Ok(())
+    }
+
+    fn hex4(&mut self, at: usize) -> Result<u32, JsonError> {
+        let digits = self.src.get(self.pos..self.pos + 4).ok_or_else(|| self.err_at(at, "invalid \\u escape"))?;
+        let mut v = 0u32;
+        for &d in digits {
+            let n = (d as char).to_digit(16).ok_or_else(|| self.err_at(at, "invalid \\u escape"))?;
+            v = v << 4 | n;
+        }
+        self.pos += 4;
+        Ok(v)
+    }
+
+    /// Skip one value of any kind (for ignored fields), nesting bounded
+    /// by `depth`.
+    pub fn skip_value(&mut self, depth: u32) -> Result<(), JsonError> {
+        if depth == 0 {
+            return Err(self.err("nesting too deep"));
+        }
+        match self.peek()? {
+            Peek::Object => {
+                self.pos += 1;
+                let mut first = true;
+                while self.more(b'}', first)? {
+                    first = false;
+                    self.string()?;
+                    self.expect(b':')?;
+                    self.skip_value(depth - 1)?;
+                }
+            }
+            Peek::Array => {
+                self.pos += 1;
+                let mut first = true;
+                while self.more(b']', first)? {
+                    first = false;
+                    self.skip_value(depth - 1)?;
+                }
+            }
+            Peek::String => {
+                self.string()?;
+            }
+            Peek::Number => {
+                self.number()?;
+            }
+            Peek::Bool => {
+                self.bool()?;
+            }
+            Peek::Null => self.expect_null()?,
+        }
+        Ok(())
+    }
+
+    /// Only whitespace remains.
+    pub fn end(&mut self) -> Result<(), JsonError> {
+        match self.ws() {
+            None => Ok(()),
+            Some(_) => Err(self.err("unexpected text after the JSON value")),
+        }
+    }
+}
+
+/// The length of the JSON number at the start of `s`, if one is there:
+/// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+pub fn number_len(s: &[u8]) -> Option<usize> {
+    let digits = |i: usize| s[i.min(s.len())..].iter().take_while(|b| b.is_ascii_digit()).count();
+    let mut i = usize::from(s.first() == Some(&b'-'));
+    match s.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => i += digits(i),
+        _ => return None,
+    }
+    if s.get(i) == Some(&b'.') {
+        let n = digits(i + 1);
+        if n == 0 {
+            return None;
+        }
+        i += 1 + n;
+    }
+    if matches!(s.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(s.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let n = digits(i);
+        if n == 0 {
+            return None;
+        }
+        i += n;
+    }
+    Some(i)
+}

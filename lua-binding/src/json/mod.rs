@@ -1,0 +1,87 @@
+//! ProtoJSON: protobuf's canonical JSON mapping, a sibling codec of the
+//! binary one, walking the same compiled [`crate::plan`]s.
+//!
+//! | file | job |
+//! |---|---|
+//! | [`lexer`] | JSON text → tokens: strict grammar, string escapes, UTF-8, positions |
+//! | [`number`] | integers and floats: exact literal parsing, shortest printing |
+//! | [`out`] | JSON text out: escaping, compact or indented layout |
+//! | [`print`] | protobuf bytes → JSON text (`binary_to_json`) |
+//! | [`parse`] | JSON text → protobuf bytes (`json_to_binary`) |
+//! | [`wkt`] | the well-known types' special forms (Timestamp, Duration, ...) |
+//! | [`error`] | the error type: what, field path, line/column |
+//!
+//! The codec is plain Rust: it never calls Lua, so the api layer
+//! (`crate::api::json`) runs it, drops its memory, and only then raises.
+
+pub mod error;
+pub mod lexer;
+pub mod number;
+pub mod out;
+pub mod parse;
+pub mod print;
+pub mod wkt;
+
+pub use error::JsonError;
+
+use crate::plan::Plans;
+
+/// Options of the JSON codec (per schema, overridable per call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JsonOptions {
+    /// Print `json_name`/lowerCamel keys (true) or the proto field names.
+    pub json_names: bool,
+    /// Print fields without presence at their zero values, empty repeated
+    /// fields as `[]` and empty maps as `{}`.
+    pub emit_defaults: bool,
+    /// Print enum values as numbers.
+    pub enums_as_number: bool,
+    /// Parse: skip unknown fields and unknown enum names.
+    pub ignore_unknown: bool,
+    /// `None`: compact output; `Some(n)`: one member per line, `n` spaces
+    /// per level.
+    pub indent: Option<u8>,
+    /// Nesting limit, on both sides.
+    pub max_depth: u32,
+    /// Parse: refuse a message without its proto2 `required` fields.
+    pub check_required: bool,
+}
+
+impl Default for JsonOptions {
+    fn default() -> Self {
+        JsonOptions {
+            json_names: true,
+            emit_defaults: false,
+            enums_as_number: false,
+            ignore_unknown: false,
+            indent: None,
+            max_depth: 100,
+            check_required: true,
+        }
+    }
+}
+
+/// Print the protobuf encoding `bytes` of message `msg` as JSON into `out`.
+pub fn binary_to_json(
+    plans: &Plans,
+    msg: u32,
+    bytes: &[u8],
+    opts: &JsonOptions,
+    out: &mut Vec<u8>,
+) -> Result<(), JsonError> {
+    print::Printer::new(plans, opts, out).root(msg, bytes)
+}
+
+/// Parse the JSON `text` as message `msg`, appending its protobuf encoding
+/// to `out`.
+pub fn json_to_binary(
+    plans: &Plans,
+    msg: u32,
+    text: &[u8],
+    opts: &JsonOptions,
+    out: &mut pbwire::Writer,
+) -> Result<(), JsonError> {
+    parse::Parser::new(plans, opts, text, out).root(msg)
+}
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,548 @@
+//! JSON text → protobuf bytes, walking the message plans.
+//!
+//! Recursive descent straight into a `pbwire::Writer`: a nested message's
+//! length is reserved before its body and filled in after. Each message
+//! object keeps a seen-set (duplicate keys, either spelling, are refused)
+//! and the oneofs set so far (a second member is refused).
+
+use pbwire::Writer;
+use pbwire::varint::int32_to_varint;
+use pbwire::zigzag::{encode_zigzag32, encode_zigzag64};
+
+use super::JsonOptions;
+use super::error::JsonError;
+use super::lexer::{Lexer, Peek};
+use super::number::{IntError, float_literal, int_literal};
+use super::print::any_type;
+use super::wkt::{self, Wkt};
+use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+
+type R<T = ()> = Result<T, JsonError>;
+
+/// The parser.
+pub struct Parser<'a, 'w> {
+    plans: &'a Plans,
+    opts: &'a JsonOptions,
+    lx: Lexer<'a>,
+    w: &'w mut Writer,
+    depth: u32,
+    b64: Vec<u8>,
+}
+
+/// `Value`'s `null_value` field set to `NULL_VALUE`: tag 1 varint, 0.
+const VALUE_NULL: [u8; 2] = [0x08, 0x00];
+
+impl<'a, 'w> Parser<'a, 'w> {
+    /// A parser of `text` writing to `w`.
+    pub fn new(plans: &'a Plans, opts: &'a JsonOptions, text: &'a [u8], w: &'w mut Writer) -> Self {
+        Parser { plans, opts, lx: Lexer::new(text), w, depth: 0, b64: Vec::new() }
+    }
+
+    /// Parse the whole text as message `mi`.
+    pub fn root(mut self, mi: u32) -> R {
+        self.message(mi)?;
+        self.lx.end()
+    }
+
+    fn message(&mut self, mi: u32) -> R {
+        if self.depth >= self.opts.max_depth {
+            return Err(self.lx.err("nesting too deep"));
+        }
+        self.depth += 1;
+        let plans = self.plans;
+        let m = &plans.messages[mi as usize];
+        let r = match wkt::wkt_of(m) {
+            Some(w) => self.wkt(w, m),
+            None => self.members(m, false),
+        };
+        self.depth -= 1;
+        r
+    }
+
+    /// A JSON object as the fields of `m` (`any`: skip the `@type` key).
+    fn members(&mut self, m: &MessagePlan, any: bool) -> R {
+        self.lx.expect(b'{')?;
+        let mut seen = vec![0u64; m.fields.len().div_ceil(64)];
+        let mut nulls = vec![0u64; m.fields.len().div_ceil(64)];
+        let mut oneofs = vec![false; m.oneofs.len()];
+        let mut first = true;
+        while self.lx.more(b'}', first)? {
+            first = false;
+            let ks = self.lx.string()?;
+            let key = self.lx.text(&ks);
+            let fi = m.fields.iter().position(|f| f.json_name.as_bytes() == key || f.name.as_bytes() == key);
+            let is_type = any && key == b"@type";
+            let unknown = fi.is_none() && !is_type;
+            let key_err = if unknown && !self.opts.ignore_unknown {
+                Some(format!("unknown field {:?} in {}", String::from_utf8_lossy(key), m.full_name))
+            } else {
+                None
+            };
+            self.lx.expect(b':')?;
+            let Some(fi) = fi.filter(|_| !is_type) else {
+                if let Some(e) = key_err {
+                    return Err(self.lx.err_at(ks.pos, e));
+                }
+                self.lx.skip_value(self.opts.max_depth)?;
+                continue;
+            };
+            let f = &m.fields[fi];
+            if (seen[fi / 64] | nulls[fi / 64]) & 1 << (fi % 64) != 0 {
+                return Err(self.lx.err_at(ks.pos, format!("field {} given twice", f.name)));
+            }
+            seen[fi / 64] |= 1 << (fi % 64);
+            if self.lx.ws() == Some(b'n') && !self.null_is_value(f) {
+                // Absent: not "seen" for the required check.
+                self.lx.expect_null()?;
+                seen[fi / 64] &= !(1 << (fi % 64));
+                nulls[fi / 64] |= 1 << (fi % 64);
+                continue;
+            }
+            if f.oneof != NO_ONEOF {
+                let o = f.oneof as usize;
+                if oneofs[o] {
+                    let name = &m.oneofs[o].name;
+                    return Err(self.lx.err_at(ks.pos, format!("a second member of oneof {name}")));
+                }
+                oneofs[o] = true;
+            }
+            self.field(f).map_err(|e| e.in_field(&f.json_name))?;
+        }
+        if self.opts.check_required {
+            self.required(m, &seen)?;
+        }
+        Ok(())
+    }
+
+    /// proto2 `required` fields: every one given (and not `null`).
+    fn required(&self, m: &MessagePlan, seen: &[u64]) -> R {
+        let missing = |&&i: &&u16| seen[i as usize / 64] & 1 << (i % 64) == 0;
+        if !m.required.iter().any(|i| missing(&i)) {
+            return Ok(());
+        }
+        let names: Vec<&str> = m.required.iter().filter(missing).map(|&i| &*m.fields[i as usize].name).collect();
+        Err(self.lx.err(format!("missing required fields {} of {}", names.join(", "), m.full_name)))
+    }
+
+    /// Whether `null` for field `f` is a value (`Value` and `NullValue`)
+    /// rather than "absent".
+    fn null_is_value(&self, f: &FieldPlan) -> bool {
+        f.card == Card::Single && self.null_is_element(f)
+    }
+
+    /// Whether `null` is a value of `f`'s type.
+    fn null_is_element(&self, f: &FieldPlan) -> bool {
+        match f.kind {
+            Kind::Enum => wkt::is_null_value(self.plans, f.sub),
+            Kind::Message => wkt::wkt_of(&self.plans.messages[f.sub as usize]) == Some(Wkt::Value),
+            _ => false,
+        }
+    }
+
+    fn field(&mut self, f: &FieldPlan) -> R {
+        match f.card {
+            Card::Single if f.implicit => self.implicit(f),
+            Card::Single => self.value(f, true).map(drop),
+            Card::Repeated => self.repeated(f),
+            Card::Map => self.map(f),
+        }
+    }
+
+    /// A field without presence: its zero value is not written, as the
+    /// binary encoder (and protobuf) leave it out. A zero's encoding is
+    /// all zero bytes after the tag (varint 0, fixed 0, empty LEN), and no
+    /// other value's is (`-0.0` has its sign bit).
+    fn implicit(&mut self, f: &FieldPlan) -> R {
+        let before = self.w.len();
+        self.value(f, true)?;
+        let body = self.w.as_slice().get(before + f.tag.as_bytes().len()..).unwrap_or(&[]);
+        if body.iter().all(|&b| b == 0) {
+            self.w.truncate(before);
+        }
+        Ok(())
+    }
+
+    fn repeated(&mut self, f: &FieldPlan) -> R {
+        self.lx.expect(b'[')?;
+        let packed = f.packed && f.kind.is_packable();
+        let before = self.w.len();
+        let mark = packed.then(|| {
+            self.w.put_encoded_tag(&f.tag);
+            self.w.begin_len()
+        });
+        let mut first = true;
+        let mut i = 0usize;
+        while self.lx.more(b']', first)? {
+            first = false;
+            if self.lx.ws() == Some(b'n') && !self.null_is_element(f) {
+                return Err(self.lx.err("null in a repeated field").in_index(i));
+            }
+            self.value(f, !packed).map_err(|e| e.in_index(i))?;
+            i += 1;
+        }
+        if let Some(mark) = mark {
+            if self.w.len_since(mark) == 0 {
+                self.w.truncate(before);
+            } else {
+                self.w.end_len(mark);
+            }
+        }
+        Ok(())
+    }
+
+    fn map(&mut self, f: &FieldPlan) -> R {
+        let plans = self.plans;
+        let entry = &plans.messages[f.sub as usize];
+        let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
+        self.lx.expect(b'{')?;
+        let mut first = true;
+        while self.lx.more(b'}', first)? {
+            first = false;
+            let before = self.w.len();
+            self.w.put_encoded_tag(&f.tag);
+            let mark = self.w.begin_len();
+            let ks = self.lx.string()?;
+            let key = self.lx.text(&ks);
+            let key_copy: Vec<u8> = key.to_vec();
+            self.map_key(kf, &key_copy).map_err(|e| e.at_text(self.lx.src, ks.pos).in_key(&key_copy))?;
+            self.lx.expect(b':')?;
+            if self.lx.ws() == Some(b'n') && !self.null_is_element(vf) {
+                return Err(self.lx.err("null as a map value").in_key(&key_copy));
+            }
+            if self.value(vf, true).map_err(|e| e.in_key(&key_copy))? {
+                self.w.end_len(mark);
+            } else {
+                self.w.truncate(before);
+            }
+        }
+        Ok(())
+    }
+
+    /// A map key from its JSON text.
+    fn map_key(&mut self, kf: &FieldPlan, key: &[u8]) -> R {
+        self.w.put_encoded_tag(&kf.tag);
+        match kf.kind {
+            Kind::String => self.w.put_len_bytes(key),
+            Kind::Bool => match key {
+                b"true" => self.w.put_varint(1),
+                b"false" => self.w.put_varint(0),
+                _ => return Err(JsonError::new("a bool map key must be \"true\" or \"false\"")),
+            },
+            kind => {
+                let (lo, hi) = int_range(kind);
+                let v = int_literal(key).map_err(|e| JsonError::new(e.what()))?;
+                if v < lo || v > hi {
+                    return Err(JsonError::new(IntError::Range.what()));
+                }
+                self.put_int(kind, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// One value of field `f`'s type (an element for repeated fields),
+    /// with its tag when `tagged`. `Ok(false)`: skipped (an unknown enum
+    /// name with `ignore_unknown`).
+    fn value(&mut self, f: &FieldPlan, tagged: bool) -> R<bool> {
+        if tagged && !matches!(f.kind, Kind::Enum) {
+            self.w.put_encoded_tag(&f.tag);
+        }
+        match f.kind {
+            Kind::Message => {
+                if self.lx.null() {
+                    // Only reached for Value (see null_is_element).
+                    self.w.put_len_bytes(&VALUE_NULL);
+                    return Ok(true);
+                }
+                let mark = self.w.begin_len();
+                self.message(f.sub)?;
+                self.w.end_len(mark);
+            }
+            Kind::Group => {
+                self.message(f.sub)?;
+                self.w.put_varint(u64::from(f.number) << 3 | 4);
+            }
+            Kind::String => {
+                let s = self.lx.string()?;
+                let text = self.lx.text(&s);
+                self.w.put_len_bytes(text);
+            }
+            Kind::Bytes => {
+                let s = self.lx.string()?;
+                let text = self.lx.text(&s);
+                self.b64.clear();
+                decode_base64(text, &mut self.b64).map_err(|e| self.lx.err_at(s.pos, e))?;
+                self.w.put_len_bytes(&self.b64);
+            }
+            Kind::Bool => {
+                let b = self.lx.bool()?;
+                self.w.put_varint(u64::from(b));
+            }
+            Kind::Float | Kind::Double => {
+                let v = self.float(f.kind == Kind::Float)?;
+                if f.kind == Kind::Float {
+                    self.w.put_fixed32((v as f32).to_bits());
+                } else {
+                    self.w.put_fixed64(v.to_bits());
+                }
+            }
+            Kind::Enum => {
+                let Some(n) = self.enum_number(f.sub)? else { return Ok(false) };
+                if tagged {
+                    self.w.put_encoded_tag(&f.tag);
+                }
+                self.w.put_varint(int32_to_varint(n));
+            }
+            kind => {
+                let (lo, hi) = int_range(kind);
+                let v = self.int(lo, hi)?;
+                self.put_int(kind, v);
+            }
+        }
+        Ok(true)
+    }
+
+    fn put_int(&mut self, kind: Kind, v: i128) {
+        match kind {
+            Kind::Int32 => self.w.put_varint(int32_to_varint(v as i32)),
+            Kind::SInt32 => self.w.put_varint(u64::from(encode_zigzag32(v as i32))),
+            Kind::SInt64 => self.w.put_varint(encode_zigzag64(v as i64)),
+            Kind::Fixed32 | Kind::SFixed32 => self.w.put_fixed32(v as u32),
+            Kind::Fixed64 | Kind::SFixed64 => self.w.put_fixed64(v as u64),
+            _ => self.w.put_varint(v as u64),
+        }
+    }
+
+    /// An integer, as a JSON number or a string holding one, in `lo..=hi`.
+    fn int(&mut self, lo: i128, hi: i128) -> R<i128> {
+        let at = self.lx.ws().map_or(self.lx.pos, |_| self.lx.pos);
+        let v = match self.lx.peek()? {
+            Peek::Number => int_literal(self.lx.number()?),
+            Peek::String => {
+                let s = self.lx.string()?;
+                int_literal(self.lx.text(&s))
+            }
+            _ => return Err(self.lx.err("expected an integer")),
+        };
+        match v {
+            Ok(v) if v >= lo && v <= hi => Ok(v),
+            Ok(_) => Err(self.lx.err_at(at, IntError::Range.what())),
+            Err(e) => Err(self.lx.err_at(at, e.what())),
+        }
+    }
+
+    /// A float or double: a JSON number, or a string holding one or
+    /// `"NaN"`, `"Infinity"`, `"-Infinity"`.
+    fn float(&mut self, single: bool) -> R<f64> {
+        self.lx.ws();
+        let at = self.lx.pos;
+        let v = match self.lx.peek()? {
+            Peek::Number => float_literal(self.lx.number()?),
+            Peek::String => {
+                let s = self.lx.string()?;
+                match self.lx.text(&s) {
+                    b"NaN" => Some(f64::NAN),
+                    b"Infinity" => Some(f64::INFINITY),
+                    b"-Infinity" => Some(f64::NEG_INFINITY),
+                    t => float_literal(t),
+                }
+            }
+            _ => return Err(self.lx.err("expected a number")),
+        };
+        match v {
+            Some(v) if single && v.is_finite() && (v as f32).is_infinite() => {
+                Err(self.lx.err_at(at, "number out of range for a float"))
+            }
+            Some(v) => Ok(v),
+            None => Err(self.lx.err_at(at, "malformed or out-of-range number")),
+        }
+    }
+
+    /// An enum value by name or number; `None` for an unknown name with
+    /// `ignore_unknown`.
+    fn enum_number(&mut self, e: u32) -> R<Option<i32>> {
+        let plans = self.plans;
+        let ep = &plans.enums[e as usize];
+        match self.lx.peek()? {
+            Peek::String => {
+                let s = self.lx.string()?;
+                let name = self.lx.text(&s);
+                match ep.number_of(name) {
+                    Some(n) => Ok(Some(n)),
+                    None if self.opts.ignore_unknown => Ok(None),
+                    None => Err(self.lx.err_at(
+                        s.pos,
+                        format!("{:?} is not a value of enum {}", String::from_utf8_lossy(name), ep.full_name),
+                    )),
+                }
+            }
+            Peek::Null if wkt::is_null_value(plans, e) => {
+                self.lx.expect_null()?;
+                Ok(Some(0))
+            }
+            _ => Ok(Some(self.int(i128::from(i32::MIN), i128::from(i32::MAX))? as i32)),
+        }
+    }
+
+    /// The well-known types' special forms.
+    fn wkt(&mut self, w: Wkt, m: &MessagePlan) -> R {
+        match w {
+            Wkt::Wrapper => self.implicit(&m.fields[0]),
+            Wkt::Timestamp | Wkt::Duration => {
+                let s = self.lx.string()?;
+                let text = self.lx.text(&s);
+                let r = if w == Wkt::Timestamp { wkt::parse_timestamp(text) } else { wkt::parse_duration(text) };
+                let (secs, nanos) = r.map_err(|e| self.lx.err_at(s.pos, e))?;
+                if secs != 0 {
+                    self.w.put_encoded_tag(&m.fields[0].tag);
+                    self.w.put_varint(secs as u64);
+                }
+                if nanos != 0 {
+                    self.w.put_encoded_tag(&m.fields[1].tag);
+                    self.w.put_varint(nanos as u64);
+                }
+                Ok(())
+            }
+            Wkt::FieldMask => {
+                let s = self.lx.string()?;
+                let text = self.lx.text(&s).to_vec();
+                let mut path = Vec::new();
+                // "" is no path; otherwise every comma separates one (empty
+                // paths included, so that the printed form reads back).
+                for p in text.split(|&b| b == b',').filter(|_| !text.is_empty()) {
+                    path.clear();
+                    wkt::path_from_json(p, &mut path).map_err(|e| self.lx.err_at(s.pos, e))?;
+                    self.w.put_encoded_tag(&m.fields[0].tag);
+                    self.w.put_len_bytes(&path);
+                }
+                Ok(())
+            }
+            Wkt::Struct => self.map(&m.fields[0]),
+            Wkt::ListValue => self.repeated(&m.fields[0]),
+            Wkt::Value => self.json_value(m),
+            Wkt::Any => self.any(m),
+        }
+    }
+
+    /// `google.protobuf.Value`: any JSON value.
+    fn json_value(&mut self, m: &MessagePlan) -> R {
+        let field = |n: u32| m.field_index(n).map(|i| &m.fields[i]);
+        let number = match self.lx.peek()? {
+            Peek::Null => 1,
+            Peek::Number => 2,
+            Peek::String => 3,
+            Peek::Bool => 4,
+            Peek::Object => 5,
+            Peek::Array => 6,
+        };
+        let Some(f) = field(number) else { return Err(self.lx.err("google.protobuf.Value lacks a field")) };
+        if number == 1 {
+            self.lx.expect_null()?;
+            self.w.put_encoded_tag(&f.tag);
+            self.w.put_varint(0);
+            return Ok(());
+        }
+        if number == 2 {
+            let at = self.lx.pos;
+            let v = float_literal(self.lx.number()?).ok_or_else(|| self.lx.err_at(at, "number out of range"))?;
+            self.w.put_encoded_tag(&f.tag);
+            self.w.put_fixed64(v.to_bits());
+            return Ok(());
+        }
+        self.value(f, true).map(drop)
+    }
+
+    /// `google.protobuf.Any`: find `@type` first (it may come last), then
+    /// parse the object again as the named type.
+    fn any(&mut self, m: &MessagePlan) -> R {
+        self.lx.ws();
+        let start = self.lx.pos;
+        self.lx.expect(b'{')?;
+        let mut url: Option<(Vec<u8>, usize)> = None;
+        let mut first = true;
+        let mut members = 0;
+        while self.lx.more(b'}', first)? {
+            first = false;
+            members += 1;
+            let ks = self.lx.string()?;
+            let is_type = self.lx.text(&ks) == b"@type";
+            self.lx.expect(b':')?;
+            if is_type {
+                let s = self.lx.string()?;
+                if url.is_some() {
+                    return Err(self.lx.err_at(ks.pos, "\"@type\" given twice"));
+                }
+                url = Some((self.lx.text(&s).to_vec(), s.pos));
+            } else {
+                self.lx.skip_value(self.opts.max_depth)?;
+            }
+        }
+        let Some((url, at)) = url else {
+            if members == 0 {
+                return Ok(());
+            }
+            return Err(self.lx.err_at(start, "google.protobuf.Any without \"@type\""));
+        };
+        let end = self.lx.pos;
+        let plans = self.plans;
+        let mi = any_type(plans, &url).map_err(|e| e.at_text(self.lx.src, at))?;
+        self.w.put_encoded_tag(&m.fields[0].tag);
+        self.w.put_len_bytes(&url);
+        self.w.put_encoded_tag(&m.fields[1].tag);
+        let mark = self.w.begin_len();
+        self.lx.pos = start;
+        let sub = &plans.messages[mi as usize];
+        if wkt::wkt_of(sub).is_some() {
+            self.lx.expect(b'{')?;
+            let mut first = true;
+            while self.lx.more(b'}', first)? {
+                first = false;
+                let ks = self.lx.string()?;
+                let key = self.lx.text(&ks);
+                let (is_type, is_value) = (key == b"@type", key == b"value");
+                self.lx.expect(b':')?;
+                if is_type {
+                    self.lx.skip_value(1)?;
+                } else if is_value {
+                    self.message(mi)?;
+                } else {
+                    return Err(self.lx.err_at(ks.pos, "unexpected key in an Any holding a well-known type"));
+                }
+            }
+        } else {
+            if self.depth >= self.opts.max_depth {
+                return Err(self.lx.err("nesting too deep"));
+            }
+            self.depth += 1;
+            self.members(sub, true)?;
+            self.depth -= 1;
+        }
+        debug_assert_eq!(self.lx.pos, end);
+        self.w.end_len(mark);
+        Ok(())
+    }
+}
+
+/// The range of an integer kind.
+fn int_range(kind: Kind) -> (i128, i128) {
+    match kind {
+        Kind::Int32 | Kind::SInt32 | Kind::SFixed32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
+        Kind::UInt32 | Kind::Fixed32 => (0, i128::from(u32::MAX)),
+        Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
+        _ => (0, i128::from(u64::MAX)),
+    }
+}
+
+/// Decode standard or URL-safe base64, padded or not.
+fn decode_base64(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const CFG: GeneralPurposeConfig = GeneralPurposeConfig::new()
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true);
+    const STD: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::STANDARD, CFG);
+    const URL: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::URL_SAFE, CFG);
+    let url = text.iter().any(|&b| b == b'-' || b == b'_');
+    let engine = if url { &URL } else { &STD };
+    engine.decode_vec(text, out).map_err(|_| "malformed base64")
+}

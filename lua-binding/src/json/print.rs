@@ -1,0 +1,503 @@
+//! Protobuf bytes → JSON text, walking the message plans.
+//!
+//! A message body is scanned once into its field occurrences; they are
+//! then printed in field-number order with protobuf's merge rules: the
+//! last value of a singular scalar wins, the occurrences of a singular
+//! message field merge (their bytes concatenated are the merged message),
+//! repeated fields gather packed and unpacked runs, a oneof keeps the
+//! member set last, a map keeps the last entry of each key. Unknown
+//! fields, and closed-enum values the enum lacks, are not printed.
+
+use std::collections::HashMap;
+
+use pbwire::varint::encoded_len_varint;
+use pbwire::zigzag::{decode_zigzag32, decode_zigzag64};
+use pbwire::{Reader, WireType};
+
+use super::JsonOptions;
+use super::error::{At, JsonError};
+use super::number::{put_f32, put_f64, put_int, put_quoted_int};
+use super::out::Out;
+use super::wkt::{self, Wkt};
+use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+
+type R = Result<(), JsonError>;
+
+/// One occurrence of a known field in a message body.
+#[derive(Clone, Copy)]
+struct Occ<'b> {
+    /// Index of the field in the message's `fields`.
+    fi: u16,
+    /// Order of appearance.
+    seq: u32,
+    wt: WireType,
+    /// Varint or fixed-width value.
+    val: u64,
+    /// LEN payload or group body.
+    data: &'b [u8],
+}
+
+/// The printer.
+pub struct Printer<'a> {
+    plans: &'a Plans,
+    opts: &'a JsonOptions,
+    o: Out<'a>,
+    depth: u32,
+}
+
+fn wire_err(e: pbwire::Error) -> JsonError {
+    let mut j = JsonError::new(format!("malformed protobuf: {}", e.kind()));
+    j.at = At::Wire(e.offset());
+    j
+}
+
+fn utf8(s: &[u8]) -> Result<&[u8], JsonError> {
+    match simdutf8::basic::from_utf8(s) {
+        Ok(_) => Ok(s),
+        Err(_) => Err(JsonError::new("string field holds invalid UTF-8")),
+    }
+}
+
+/// The message made of all of `run`'s bodies (their concatenation is
+/// their merge); borrowed when there is one.
+fn merged<'b>(run: &[Occ<'b>], buf: &'b mut Vec<u8>) -> &'b [u8] {
+    match run {
+        [one] => one.data,
+        _ => {
+            for o in run {
+                buf.extend_from_slice(o.data);
+            }
+            &buf[..]
+        }
+    }
+}
+
+impl<'a> Printer<'a> {
+    /// A printer appending to `out`.
+    pub fn new(plans: &'a Plans, opts: &'a JsonOptions, out: &'a mut Vec<u8>) -> Self {
+        Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0 }
+    }
+
+    /// Print message `msg` from its encoding `bytes`.
+    pub fn root(mut self, msg: u32, bytes: &[u8]) -> R {
+        self.message(msg, bytes)
+    }
+
+    fn message(&mut self, mi: u32, bytes: &[u8]) -> R {
+        if self.depth >= self.opts.max_depth {
+            return Err(JsonError::new("nesting too deep"));
+        }
+        self.depth += 1;
+        let plans = self.plans;
+        let m = &plans.messages[mi as usize];
+        let r = match wkt::wkt_of(m) {
+            Some(w) => self.wkt(w, m, bytes),
+            None => {
+                self.o.open(b'{');
+                let mut first = true;
+                let r = self.members(m, bytes, &mut first);
+                self.o.close(b'}', first);
+                r
+            }
+        };
+        self.depth -= 1;
+        r
+    }
+
+    /// The occurrences of `m`'s known fields in `bytes`, in order.
+    fn scan<'b>(&self, m: &MessagePlan, bytes: &'b [u8]) -> Result<Vec<Occ<'b>>, JsonError> {
+        let mut occ = Vec::new();
+        let mut r = Reader::new(bytes);
+        let mut seq = 0u32;
+        while !r.is_empty() {
+            let tag = r.read_tag().map_err(wire_err)?;
+            let number = tag.field_number();
+            let wt = tag.wire_type();
+            let (mut val, mut data) = (0u64, &b""[..]);
+            match wt {
+                WireType::Varint => val = r.read_varint().map_err(wire_err)?,
+                WireType::I64 => val = r.read_fixed64().map_err(wire_err)?,
+                WireType::I32 => val = u64::from(r.read_fixed32().map_err(wire_err)?),
+                WireType::Len => data = r.read_len_bytes().map_err(wire_err)?,
+                WireType::StartGroup => {
+                    let start = r.position();
+                    r.skip_group(number, self.opts.max_depth).map_err(wire_err)?;
+                    let end = r.position() - encoded_len_varint(u64::from(number) << 3 | 4);
+                    data = &bytes[start..end];
+                }
+                WireType::EndGroup => {
+                    return Err(wire_err(pbwire::Error::new(
+                        pbwire::ErrorKind::UnexpectedEndGroup(number),
+                        r.position(),
+                    )));
+                }
+            }
+            let Some(fi) = m.field_index(number) else { continue };
+            let f = &m.fields[fi];
+            let fits = match f.card {
+                Card::Map => wt == WireType::Len,
+                Card::Repeated => wt == f.kind.wire_type() || (f.kind.is_packable() && wt == WireType::Len),
+                Card::Single => wt == f.kind.wire_type(),
+            };
+            if !fits || (wt == WireType::Varint && f.kind == Kind::Enum && !self.enum_accepts(f.sub, val as i32)) {
+                continue;
+            }
+            occ.push(Occ { fi: fi as u16, seq, wt, val, data });
+            seq += 1;
+        }
+        Ok(occ)
+    }
+
+    /// Whether enum `e` takes `v` (open enums take every value).
+    fn enum_accepts(&self, e: u32, v: i32) -> bool {
+        let e = &self.plans.enums[e as usize];
+        !e.closed || e.by_number.binary_search_by_key(&v, |&(n, _)| n).is_ok()
+    }
+
+    /// Print `m`'s fields as object members (no braces).
+    fn members(&mut self, m: &MessagePlan, bytes: &[u8], first: &mut bool) -> R {
+        let mut occ = self.scan(m, bytes)?;
+        // Per oneof: the member set last and where its run began.
+        let mut cur: Vec<(u16, u32)> = vec![(u16::MAX, 0); m.oneofs.len()];
+        for o in &occ {
+            let f = &m.fields[o.fi as usize];
+            if f.oneof != NO_ONEOF && cur[f.oneof as usize].0 != o.fi {
+                cur[f.oneof as usize] = (o.fi, o.seq);
+            }
+        }
+        occ.sort_by_key(|o| o.fi);
+        let mut i = 0;
+        for (fi, f) in m.fields.iter().enumerate() {
+            let j = i;
+            while i < occ.len() && occ[i].fi as usize == fi {
+                i += 1;
+            }
+            let mut run = &occ[j..i];
+            if f.oneof != NO_ONEOF {
+                let (member, start) = cur[f.oneof as usize];
+                if member as usize != fi {
+                    continue;
+                }
+                run = &run[run.partition_point(|o| o.seq < start)..];
+            }
+            let name = if self.opts.json_names { &f.json_name } else { &f.name };
+            self.field(f, run, first).map_err(|e| e.in_field(name))?;
+        }
+        Ok(())
+    }
+
+    fn key(&mut self, f: &FieldPlan, first: &mut bool) {
+        self.o.sep(first);
+        let k = if self.opts.json_names { &f.json_name } else { &f.name };
+        self.o.key(k.as_bytes());
+    }
+
+    fn field(&mut self, f: &FieldPlan, run: &[Occ<'_>], first: &mut bool) -> R {
+        match f.card {
+            Card::Repeated => {
+                if run.is_empty() && !self.opts.emit_defaults {
+                    return Ok(());
+                }
+                self.key(f, first);
+                self.repeated(f, run)
+            }
+            Card::Map => {
+                if run.is_empty() && !self.opts.emit_defaults {
+                    return Ok(());
+                }
+                self.key(f, first);
+                self.map(f, run)
+            }
+            Card::Single => {
+                let Some(last) = run.last() else {
+                    if self.opts.emit_defaults && f.implicit {
+                        self.key(f, first);
+                        return self.scalar(
+                            f.kind,
+                            f.sub,
+                            &Occ { fi: 0, seq: 0, wt: f.kind.wire_type(), val: 0, data: b"" },
+                        );
+                    }
+                    return Ok(());
+                };
+                if matches!(f.kind, Kind::Message | Kind::Group) {
+                    self.key(f, first);
+                    let mut buf = Vec::new();
+                    return self.message(f.sub, merged(run, &mut buf));
+                }
+                if f.implicit && !self.opts.emit_defaults && last.val == 0 && last.data.is_empty() {
+                    return Ok(());
+                }
+                self.key(f, first);
+                self.scalar(f.kind, f.sub, last)
+            }
+        }
+    }
+
+    fn repeated(&mut self, f: &FieldPlan, run: &[Occ<'_>]) -> R {
+        self.o.open(b'[');
+        let mut first = true;
+        let mut n = 0usize;
+        for o in run {
+            if o.wt == WireType::Len && f.kind.is_packable() {
+                let mut r = Reader::new(o.data);
+                while !r.is_empty() {
+                    let val = match f.kind.wire_type() {
+                        WireType::I64 => r.read_fixed64(),
+                        WireType::I32 => r.read_fixed32().map(u64::from),
+                        _ => r.read_varint(),
+                    }
+                    .map_err(wire_err)?;
+                    if f.kind == Kind::Enum && !self.enum_accepts(f.sub, val as i32) {
+                        continue;
+                    }
+                    self.o.sep(&mut first);
+                    let e = Occ { fi: 0, seq: 0, wt: f.kind.wire_type(), val, data: b"" };
+                    self.scalar(f.kind, f.sub, &e).map_err(|e| e.in_index(n))?;
+                    n += 1;
+                }
+            } else {
+                self.o.sep(&mut first);
+                let r = if matches!(f.kind, Kind::Message | Kind::Group) {
+                    self.message(f.sub, o.data)
+                } else {
+                    self.scalar(f.kind, f.sub, o)
+                };
+                r.map_err(|e| e.in_index(n))?;
+                n += 1;
+            }
+        }
+        self.o.close(b']', first);
+        Ok(())
+    }
+
+    /// A map field's entries as an object; the last entry of a key wins.
+    fn map(&mut self, f: &FieldPlan, run: &[Occ<'_>]) -> R {
+        let plans = self.plans;
+        let entry = &plans.messages[f.sub as usize];
+        let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
+        // (numeric order of an integer key, key text, value occurrences)
+        let mut entries: Vec<(i128, Vec<u8>, Vec<Occ<'_>>)> = Vec::with_capacity(run.len());
+        for o in run {
+            let occ = self.scan(entry, o.data)?;
+            let mut key = Vec::new();
+            let k = occ.iter().rev().find(|o| o.fi == 0).copied();
+            let k = k.unwrap_or(Occ { fi: 0, seq: 0, wt: kf.kind.wire_type(), val: 0, data: b"" });
+            let num = match kf.kind {
+                Kind::String => {
+                    key.extend_from_slice(utf8(k.data)?);
+                    0
+                }
+                Kind::Bool => {
+                    key.extend_from_slice(if k.val != 0 { b"true" } else { b"false" });
+                    i128::from(k.val != 0)
+                }
+                kind => int_text(kind, k.val, &mut key),
+            };
+            let v: Vec<Occ<'_>> = occ.into_iter().filter(|o| o.fi == 1).collect();
+            entries.push((num, key, v));
+        }
+        // The last entry of a key wins; keys are printed sorted, so that the
+        // output does not depend on the order of the entries on the wire
+        // (or in a Lua table).
+        let mut last: HashMap<&[u8], usize> = HashMap::with_capacity(entries.len());
+        for (i, (_, k, _)) in entries.iter().enumerate() {
+            last.insert(k, i);
+        }
+        let mut order: Vec<usize> = (0..entries.len()).filter(|&i| last[&entries[i].1[..]] == i).collect();
+        order.sort_unstable_by(|&a, &b| (entries[a].0, &entries[a].1).cmp(&(entries[b].0, &entries[b].1)));
+        self.o.open(b'{');
+        let mut first = true;
+        for &i in &order {
+            let (_, k, v) = &entries[i];
+            self.o.sep(&mut first);
+            self.o.key(k);
+            let r = if matches!(vf.kind, Kind::Message | Kind::Group) {
+                let mut buf = Vec::new();
+                self.message(vf.sub, merged(v, &mut buf))
+            } else {
+                let z = Occ { fi: 0, seq: 0, wt: vf.kind.wire_type(), val: 0, data: b"" };
+                self.scalar(vf.kind, vf.sub, v.last().unwrap_or(&z))
+            };
+            r.map_err(|e| e.in_key(k))?;
+        }
+        self.o.close(b'}', first);
+        Ok(())
+    }
+
+    /// One scalar value (not a message).
+    fn scalar(&mut self, kind: Kind, sub: u32, v: &Occ<'_>) -> R {
+        let b = &mut *self.o.buf;
+        let x = v.val;
+        match kind {
+            Kind::Double => put_f64(b, f64::from_bits(x)),
+            Kind::Float => put_f32(b, f32::from_bits(x as u32)),
+            Kind::Int32 | Kind::SFixed32 => put_int(b, x as i32),
+            Kind::UInt32 | Kind::Fixed32 => put_int(b, x as u32),
+            Kind::SInt32 => put_int(b, decode_zigzag32(x as u32)),
+            Kind::Int64 | Kind::SFixed64 => put_quoted_int(b, x as i64),
+            Kind::UInt64 | Kind::Fixed64 => put_quoted_int(b, x),
+            Kind::SInt64 => put_quoted_int(b, decode_zigzag64(x)),
+            Kind::Bool => b.extend_from_slice(if x != 0 { b"true" } else { b"false" }),
+            Kind::String => {
+                let s = utf8(v.data)?;
+                self.o.string(s);
+            }
+            Kind::Bytes => {
+                use base64::Engine as _;
+                b.push(b'"');
+                let start = b.len();
+                let n = base64::encoded_len(v.data.len(), true).unwrap_or(0);
+                b.resize(start + n, 0);
+                let w = base64::engine::general_purpose::STANDARD.encode_slice(v.data, &mut b[start..]);
+                b.truncate(start + w.unwrap_or(0));
+                b.push(b'"');
+            }
+            Kind::Enum => self.enum_value(sub, x as i32),
+            Kind::Message | Kind::Group => return self.message(sub, v.data),
+        }
+        Ok(())
+    }
+
+    fn enum_value(&mut self, e: u32, n: i32) {
+        let plans = self.plans;
+        if wkt::is_null_value(plans, e) {
+            self.o.raw(b"null");
+            return;
+        }
+        if !self.opts.enums_as_number
+            && let Some(k) = plans.enums[e as usize].name_key(n)
+        {
+            self.o.string(plans.keys[k as usize - 1].as_bytes());
+            return;
+        }
+        put_int(self.o.buf, n);
+    }
+
+    /// The special forms of the well-known types.
+    fn wkt(&mut self, w: Wkt, m: &MessagePlan, bytes: &[u8]) -> R {
+        let occ = self.scan(m, bytes)?;
+        let last = |fi: u16| occ.iter().rev().find(|o| o.fi == fi).copied();
+        match w {
+            Wkt::Wrapper => {
+                let f = &m.fields[0];
+                let z = Occ { fi: 0, seq: 0, wt: f.kind.wire_type(), val: 0, data: b"" };
+                self.scalar(f.kind, f.sub, &last(0).unwrap_or(z))
+            }
+            Wkt::Timestamp | Wkt::Duration => {
+                let secs = last(0).map_or(0, |o| o.val as i64);
+                let nanos = last(1).map_or(0, |o| i64::from(o.val as i32));
+                let r = if w == Wkt::Timestamp {
+                    wkt::put_timestamp(self.o.buf, secs, nanos)
+                } else {
+                    wkt::put_duration(self.o.buf, secs, nanos)
+                };
+                r.map_err(JsonError::unprintable)
+            }
+            Wkt::FieldMask => {
+                let mut text = Vec::new();
+                for (i, o) in occ.iter().filter(|o| o.fi == 0).enumerate() {
+                    if i > 0 {
+                        text.push(b',');
+                    }
+                    wkt::path_to_json(utf8(o.data)?, &mut text).map_err(JsonError::unprintable)?;
+                }
+                self.o.string(&text);
+                Ok(())
+            }
+            Wkt::Struct => {
+                let run: Vec<Occ<'_>> = occ.into_iter().filter(|o| o.fi == 0).collect();
+                self.map(&m.fields[0], &run).map_err(|e| e.in_field(&m.fields[0].name))
+            }
+            Wkt::ListValue => {
+                let run: Vec<Occ<'_>> = occ.into_iter().filter(|o| o.fi == 0).collect();
+                self.repeated(&m.fields[0], &run).map_err(|e| e.in_field(&m.fields[0].name))
+            }
+            Wkt::Value => self.value(m, &occ),
+            Wkt::Any => self.any(last(0).map_or(&b""[..], |o| o.data), last(1).map_or(&b""[..], |o| o.data)),
+        }
+    }
+
+    /// `google.protobuf.Value`: the member of its `kind` oneof set last.
+    fn value(&mut self, m: &MessagePlan, occ: &[Occ<'_>]) -> R {
+        // No kind set: `null`, as Python's json_format prints it (upb
+        // refuses; reading it back gives null_value).
+        let Some(chosen) = occ.iter().max_by_key(|o| o.seq) else {
+            self.o.raw(b"null");
+            return Ok(());
+        };
+        let f = &m.fields[chosen.fi as usize];
+        // The member's run since another member was last set.
+        let start = occ.iter().filter(|o| o.fi != chosen.fi).map(|o| o.seq + 1).max().unwrap_or(0);
+        let run: Vec<Occ<'_>> = occ.iter().filter(|o| o.fi == chosen.fi && o.seq >= start).copied().collect();
+        match f.kind {
+            Kind::Message | Kind::Group => {
+                let mut buf = Vec::new();
+                self.message(f.sub, merged(&run, &mut buf))
+            }
+            Kind::Double if !f64::from_bits(chosen.val).is_finite() => {
+                Err(JsonError::unprintable("google.protobuf.Value number_value is not finite"))
+            }
+            _ => self.scalar(f.kind, f.sub, chosen),
+        }
+    }
+
+    /// `google.protobuf.Any`: `{"@type": url, <fields>}`, or for a type
+    /// with a special form `{"@type": url, "value": <form>}`.
+    fn any(&mut self, url: &[u8], value: &[u8]) -> R {
+        if url.is_empty() && value.is_empty() {
+            self.o.raw(b"{}");
+            return Ok(());
+        }
+        let url = utf8(url)?;
+        let plans = self.plans;
+        let mi = any_type(plans, url)?;
+        let m = &plans.messages[mi as usize];
+        self.o.open(b'{');
+        let mut first = false;
+        self.o.sep(&mut true);
+        self.o.key(b"@type");
+        self.o.string(url);
+        if wkt::wkt_of(m).is_some() {
+            self.o.sep(&mut first);
+            self.o.key(b"value");
+            self.message(mi, value)?;
+        } else {
+            if self.depth >= self.opts.max_depth {
+                return Err(JsonError::new("nesting too deep"));
+            }
+            self.depth += 1;
+            self.members(m, value, &mut first)?;
+            self.depth -= 1;
+        }
+        self.o.close(b'}', false);
+        Ok(())
+    }
+}
+
+/// The message an Any's type URL names (the part after the last `/`).
+pub fn any_type(plans: &Plans, url: &[u8]) -> Result<u32, JsonError> {
+    let name = match url.iter().rposition(|&b| b == b'/') {
+        Some(p) => &url[p + 1..],
+        None => return Err(JsonError::new(format!("Any type URL {:?} has no '/'", String::from_utf8_lossy(url)))),
+    };
+    let name = std::str::from_utf8(name).unwrap_or("");
+    plans
+        .message_index(name)
+        .map(|i| i as u32)
+        .ok_or_else(|| JsonError::new(format!("Any type {name:?} is not in the schema")))
+}
+
+/// The decimal text of an integer map key of `kind`; its value.
+fn int_text(kind: Kind, x: u64, out: &mut Vec<u8>) -> i128 {
+    let v = match kind {
+        Kind::Int32 | Kind::SFixed32 => i128::from(x as i32),
+        Kind::UInt32 | Kind::Fixed32 => i128::from(x as u32),
+        Kind::SInt32 => i128::from(decode_zigzag32(x as u32)),
+        Kind::Int64 | Kind::SFixed64 => i128::from(x as i64),
+        Kind::SInt64 => i128::from(decode_zigzag64(x)),
+        _ => i128::from(x),
+    };
+    put_int(out, v);
+    v
+}
