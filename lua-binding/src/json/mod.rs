@@ -6,7 +6,7 @@
 //! | [`lexer`] | JSON text → tokens: strict grammar, string escapes, UTF-8, positions |
 //! | [`number`] | integers and floats: exact literal parsing, shortest printing |
 //! | [`out`] | JSON text out: escaping, compact or indented layout |
-//! | [`print`] | protobuf bytes → JSON text (`binary_to_json`) |
+//! | [`print`](mod@print) | protobuf bytes → JSON text (`binary_to_json`) |
 //! | [`parse`] | JSON text → protobuf bytes (`json_to_binary`) |
 //! | [`wkt`] | the well-known types' special forms (Timestamp, Duration, ...) |
 //! | [`error`] | the error type: what, field path, line/column |
