@@ -60,7 +60,7 @@ FLAGS=(-max_len=4096 -timeout=60)
 
 for t in $TARGETS; do
     case $t in
-        codec_* | schema_load | text_decode) secs=$CODEC_SECS ;;
+        codec_* | schema_load | text_decode | proto_parse) secs=$CODEC_SECS ;;
         *) secs=$WIRE_SECS ;;
     esac
     regressions=()
