@@ -92,7 +92,7 @@ bench-check-update *flags:
 # Fuzz every target for `secs` seconds each (nightly + cargo-fuzz).
 fuzz secs="60":
     cargo install cargo-fuzz --locked
-    cd fuzz && for t in wire_reader wire_varint_oracle wire_packed_utf8 codec_decode codec_encode schema_load; do cargo +nightly fuzz run $t -- -max_total_time={{secs}} -max_len=4096; done
+    cd fuzz && for t in wire_reader wire_varint_oracle wire_packed_utf8 codec_decode codec_encode codec_json schema_load; do cargo +nightly fuzz run $t -- -max_total_time={{secs}} -max_len=4096; done
 
 # Differential fuzz of LuaJIT's constructor decode path against the C API path (option
 # `constructors = false`), each mode (plain, hooks, nomemo) for `secs` seconds: system luajit.
