@@ -36,6 +36,11 @@ pub fn int_literal(s: &[u8]) -> Result<i128, IntError> {
     }
     let neg = s[0] == b'-';
     let body = &s[usize::from(neg)..];
+    // The common case, a plain integer (below 10^20: fits without checks).
+    if body.len() <= 20 && body.iter().all(u8::is_ascii_digit) {
+        let v = body.iter().fold(0i128, |v, &d| v * 10 + i128::from(d - b'0'));
+        return Ok(if neg { -v } else { v });
+    }
     let (mant, exp) = match body.iter().position(|&b| b == b'e' || b == b'E') {
         Some(p) => (&body[..p], &body[p + 1..]),
         None => (body, &b""[..]),

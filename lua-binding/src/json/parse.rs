@@ -62,9 +62,21 @@ impl<'a, 'w> Parser<'a, 'w> {
     /// A JSON object as the fields of `m` (`any`: skip the `@type` key).
     fn members(&mut self, m: &MessagePlan, any: bool) -> R {
         self.lx.expect(b'{')?;
-        let mut seen = vec![0u64; m.fields.len().div_ceil(64)];
-        let mut nulls = vec![0u64; m.fields.len().div_ceil(64)];
-        let mut oneofs = vec![false; m.oneofs.len()];
+        // Bit sets of the fields given (and given as null) and the oneofs
+        // set, on the stack up to 256 fields and 64 oneofs.
+        let words = m.fields.len().div_ceil(64);
+        let (mut seen_s, mut nulls_s, mut oneofs_s) = ([0u64; 4], [0u64; 4], 0u64);
+        let (mut seen_h, mut nulls_h, mut oneofs_h) = (Vec::new(), Vec::new(), Vec::new());
+        let (seen, nulls): (&mut [u64], &mut [u64]) = if words <= 4 {
+            (&mut seen_s[..words], &mut nulls_s[..words])
+        } else {
+            seen_h.resize(words, 0);
+            nulls_h.resize(words, 0);
+            (&mut seen_h[..], &mut nulls_h[..])
+        };
+        if m.oneofs.len() > 64 {
+            oneofs_h.resize(m.oneofs.len(), false);
+        }
         let mut first = true;
         while self.lx.more(b'}', first)? {
             first = false;
@@ -100,16 +112,21 @@ impl<'a, 'w> Parser<'a, 'w> {
             }
             if f.oneof != NO_ONEOF {
                 let o = f.oneof as usize;
-                if oneofs[o] {
+                let set = if o < 64 { oneofs_s & 1 << o != 0 } else { oneofs_h[o] };
+                if set {
                     let name = &m.oneofs[o].name;
                     return Err(self.lx.err_at(ks.pos, format!("a second member of oneof {name}")));
                 }
-                oneofs[o] = true;
+                if o < 64 {
+                    oneofs_s |= 1 << o;
+                } else {
+                    oneofs_h[o] = true;
+                }
             }
             self.field(f).map_err(|e| e.in_field(&f.json_name))?;
         }
         if self.opts.check_required {
-            self.required(m, &seen)?;
+            self.required(m, seen)?;
         }
         Ok(())
     }
