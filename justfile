@@ -140,6 +140,15 @@ rock:
 test-rocks:
     rock/test.sh
 
+# Binary rocks, installable with no Rust toolchain, for every installed host
+# (tarantool, luajit, lua5.1, lua5.4): target/rock-pack/<host>/protolua-scm-1.<arch>.rock.
+rock-pack *hosts:
+    rock/pack.sh {{hosts}}
+
+# Each binary rock installed into a fresh tree with cargo off PATH, and the Lua suite run against it.
+test-rock-pack *hosts:
+    rock/pack_test.sh {{hosts}}
+
 # Instructions per op for each matrix cell, per git revision (`.` = working tree).
 icount +revs=". HEAD":
     bench-harness/icount.sh {{revs}}
