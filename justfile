@@ -140,8 +140,7 @@ rock:
 test-rocks:
     rock/test.sh
 
-# Binary rocks, installable with no Rust toolchain, for every installed host
-# (tarantool, luajit, lua5.1, lua5.4): target/rock-pack/<host>/protolua-scm-1.<arch>.rock.
+# Binary rocks (install with no Rust toolchain), one per installed host: target/rock-pack/<host>/protolua-scm-1.<arch>.rock.
 rock-pack *hosts:
     rock/pack.sh {{hosts}}
 
