@@ -54,6 +54,7 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
     // SAFETY: setup-time construction of plain tables and closures.
     unsafe {
         ffi::luaL_checkstack(L, 16, c"protolua: luaopen".as_ptr());
+        refuse_wrong_host(L);
         // Temporary-buffer metatable for re-entrant encodes.
         ffi::lua_pushlightuserdata(L, lua::static_key(&api::message::TEMP_BUF_MT));
         ffi::lua_createtable(L, 0, 1);
@@ -123,4 +124,29 @@ unsafe fn push_int64_helpers(L: *mut lua_State) {
         }
         ffi::lua_createtable(L, 0, 0);
     }
+}
+
+/// A Lua 5.1 build refuses to load into LuaJIT (which also runs Lua 5.1
+/// modules): it would lack LuaJIT's 64-bit integers and fast paths and fail
+/// where the LuaJIT build works. Other wrong pairings fail at `require`
+/// already (undefined symbols).
+///
+/// # Safety
+/// `L` valid with two free slots; raises (no Rust heap held) under LuaJIT.
+unsafe fn refuse_wrong_host(L: *mut lua_State) {
+    #[cfg(feature = "lua51")]
+    // SAFETY: a global read and a pop; the raise owns nothing.
+    unsafe {
+        ffi::lua_getglobal_(L, c"jit".as_ptr());
+        let is_luajit = ffi::lua_type(L, -1) == ffi::LUA_TTABLE;
+        ffi::lua_pop(L, 1);
+        if is_luajit {
+            crate::error::raise_fmt(
+                L,
+                format_args!("this build is for PUC Lua 5.1; under LuaJIT or Tarantool install the LuaJIT build"),
+            )
+        }
+    }
+    #[cfg(not(feature = "lua51"))]
+    let _ = L;
 }
