@@ -89,7 +89,8 @@ local function check(which, label, t)
     pb.option('no_default_values')
     local theirs = pb.encode(name, t)
     if theirs ~= ours then
-        -- Same content in another field order is still the same message.
+        -- pb writes fields in the order lua_next finds them: the same
+        -- message in another field order.
         local d = diff(msg:decode(theirs), msg:decode(ours), where)
         assert(d == '', 'pb.encode gives another message: ' .. d)
     end

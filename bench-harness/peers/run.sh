@@ -54,20 +54,25 @@ SLICE_S="${PEERS_SLICE_S:-0.05}"
 CELLS="${PEERS_CELLS:-person:10B,person:100B,person:1KB,person:10KB,person:100KB,bench:min,bench:mid}"
 mkdir -p "$WORK"
 
-# host -> interpreter, Lua headers, protolua feature flavor
+# host -> interpreter, Lua headers, protolua feature flavor, header package
 host_info() {
     case "$1" in
-        luajit) echo "luajit ${LUAJIT_INC:-/usr/include/luajit-2.1} luajit" ;;
-        lua54) echo "lua5.4 ${LUA54_INC:-/usr/include/lua5.4} lua54" ;;
-        tarantool) echo "tarantool ${TARANTOOL_INC:-/usr/include/tarantool} luajit" ;;
-        *) echo "bench-peers: unknown host '$1' (luajit, lua54, tarantool)" >&2; exit 2 ;;
+        luajit) echo "luajit ${LUAJIT_INC:-/usr/include/luajit-2.1} luajit libluajit-5.1-dev" ;;
+        lua54) echo "lua5.4 ${LUA54_INC:-/usr/include/lua5.4} lua54 liblua5.4-dev" ;;
+        tarantool) echo "tarantool ${TARANTOOL_INC:-/usr/include/tarantool} luajit tarantool-dev" ;;
     esac
 }
+for host in $HOSTS; do
+    case "$host" in
+        luajit | lua54 | tarantool) ;;
+        *) echo "bench-peers: unknown host '$host' in PEERS_HOSTS (luajit, lua54, tarantool)" >&2; exit 2 ;;
+    esac
+done
 
-build_pb() { # $1 host $2 include dir: prints the directory holding pb.so
+build_pb() { # $1 host $2 include dir $3 header package: prints the directory holding pb.so
     local out="$WORK/pb-$1"
     if [ ! -f "$2/lua.h" ]; then
-        echo "bench-peers: no lua.h in $2 for $1 (install the host's headers or set the *_INC variable)" >&2
+        echo "bench-peers: no lua.h in $2 for $1 (apt install $3, or set the host's *_INC variable)" >&2
         return 1
     fi
     mkdir -p "$out"
@@ -92,12 +97,12 @@ our_rev="$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 } | tee "$WORK/peers.md"
 start=$SECONDS
 for host in $HOSTS; do
-    read -r interp inc flavor <<<"$(host_info "$host")"
+    read -r interp inc flavor pkg <<<"$(host_info "$host")"
     if ! command -v "$interp" >/dev/null; then
         echo "bench-peers: skipping $host: $interp is not installed" | tee -a "$WORK/peers.md"
         continue
     fi
-    pbdir="$(build_pb "$host" "$inc")" || exit 1
+    pbdir="$(build_pb "$host" "$inc" "$pkg")" || exit 1
     pldir="$(build_protolua "$flavor")" || exit 1
     echo "## $host" | tee -a "$WORK/peers.md"
     echo | tee -a "$WORK/peers.md"
