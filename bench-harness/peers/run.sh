@@ -21,8 +21,9 @@
 # (/usr/include/luajit-2.1: apt install libluajit-5.1-dev), LUA54_INC
 # (/usr/include/lua5.4: liblua5.4-dev), TARANTOOL_INC
 # (/usr/include/tarantool: tarantool-dev).
-# At the defaults one host's timing takes about a minute, and each host's
-# first protolua build a few minutes (later runs are incremental).
+# At the defaults the timing takes one to two minutes per host (5 min for the
+# three on a loaded 2-core machine); each flavor's first protolua build adds
+# a few minutes (later runs are incremental).
 set -euo pipefail
 shopt -s inherit_errexit
 ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
