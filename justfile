@@ -2,6 +2,8 @@
 
 aarch64_env := "CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER='qemu-aarch64-static -L /usr/aarch64-linux-gnu'"
 all_cells := "Person/10B,Person/100B,Person/1KB,Person/10KB,Person/100KB,BenchPayload/min,BenchPayload/mid"
+# A lua-protobuf checkout for bench-peers (the project does not ship its code).
+PB_SRC := env_var_or_default("PB_SRC", "")
 
 default:
     @just --list
@@ -71,6 +73,12 @@ bench-tarantool-floors-ab slices="9": rock
 # icount-tarantool with a decode-floor column (msgpack ÷ floor in instructions).
 icount-tarantool-floor *dirs:
     ICOUNT_FLOORS="$(bench-harness/tarantool/floors.sh)" bench-harness/tarantool/icount.sh {{dirs}}
+
+# protolua against lua-protobuf (starwing's pb) on LuaJIT, Lua 5.4 and Tarantool, interleaved in one
+# process per host: builds pb.so from the checkout PB_SRC points at (not shipped here) and protolua.so per host.
+# `just bench-peers PB_SRC=<dir>`, `just PB_SRC=<dir> bench-peers` and `PB_SRC=<dir> just bench-peers` all work.
+bench-peers *args:
+    PB_SRC="{{PB_SRC}}" bench-harness/peers/run.sh {{args}}
 
 # Decode ns/byte of the adversarial shapes at 1 KB..100 MB; flags superlinear ones (docs/ROBUSTNESS.md).
 bench-linear:
