@@ -467,11 +467,11 @@ pub fn lua_type_name(t: c_int) -> &'static str {
 
 /// Marker that a [`CodecError`] was recorded in the walk's [`ErrSlot`].
 ///
-/// The walk returns `Result<_, Fail>` (one byte) instead of carrying the
+/// The walk returns `Result<_, Recorded>` (one byte) instead of carrying the
 /// error by value: recursive frames stay small, so deep nesting costs little
 /// C stack even in debug builds.
 #[derive(Clone, Copy, Debug)]
-pub struct Fail;
+pub struct Recorded;
 
 /// Where the walk records its error; one per encode/decode call.
 pub struct ErrSlot(Cell<Option<CodecError>>);
@@ -484,18 +484,18 @@ impl ErrSlot {
 
     /// Record `e`.
     #[cold]
-    pub fn set(&self, e: CodecError) -> Fail {
+    pub fn set(&self, e: CodecError) -> Recorded {
         self.0.set(Some(e));
-        Fail
+        Recorded
     }
 
     /// Amend the recorded error (add a path step).
     #[cold]
-    pub fn with(&self, f: impl FnOnce(CodecError) -> CodecError) -> Fail {
+    pub fn with(&self, f: impl FnOnce(CodecError) -> CodecError) -> Recorded {
         if let Some(e) = self.0.get() {
             self.0.set(Some(f(e)));
         }
-        Fail
+        Recorded
     }
 
     /// Take the recorded error.

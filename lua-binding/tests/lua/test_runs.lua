@@ -1,5 +1,5 @@
 -- Runs of repeated fields with one-byte tags, every scalar kind: the run
--- loops of src/binary/decode/runs.rs (`leaf_strings`, `leaf_varints` for unpacked runs
+-- loops of src/binary/decode/runs.rs (`same_tag_strings`, `same_tag_varints` for unpacked runs
 -- after their first element, `packed_fixed` for packed fixed-width runs)
 -- against the element-by-element results and errors (review-7; the
 -- fixtures' repeated fields of most kinds have two-byte tags, which never
@@ -41,7 +41,7 @@ local function run(num, wt, encs)
     return table.concat(t)
 end
 
-T.test('decode runs: varints of every kind and width (leaf_varints)', function()
+T.test('decode runs: varints of every kind and width (same_tag_varints)', function()
     local big5 = '\128\128\128\128\8' -- 2^31
     local wrap5 = '\133\128\128\128\16' -- 2^32 + 5
     local n70000 = '\144\221\251\255\255\255\255\255\255\1'
@@ -77,7 +77,7 @@ T.test('decode runs: varints of every kind and width (leaf_varints)', function()
     end
 end)
 
-T.test('decode runs: a bad varint in element k names it (leaf_varints stops short)', function()
+T.test('decode runs: a bad varint in element k names it (same_tag_varints stops short)', function()
     for k = 2, 5 do
         local good = {}
         for i = 1, k - 1 do good[i] = i % 2 == 0 and NEG1 or '\172\2' end
@@ -95,7 +95,7 @@ T.test('decode runs: a bad varint in element k names it (leaf_varints stops shor
     end
 end)
 
-T.test('decode runs: strings (leaf_strings) with one- and two-byte lengths and invalid UTF-8 in element k', function()
+T.test('decode runs: strings (same_tag_strings) with one- and two-byte lengths and invalid UTF-8 in element k', function()
     local s127, s128 = string.rep('a', 127), string.rep('b', 128)
     local function str(x) return varint(#x) .. x end
     local vals = { 'a', '', s127, '\195\169', s128, 'z', s127 }

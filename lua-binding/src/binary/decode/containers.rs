@@ -31,7 +31,7 @@ impl<'a> DecodeCtx<'a> {
     /// mark its maps), so appending continues after them.
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame, merging: `t` its table; one free slot of
+    /// As [`Self::walk_body`]'s frame, merging: `t` its table; one free slot of
     /// its reserve. Raw reads only: raises nothing.
     #[cold]
     pub(in crate::binary::decode) unsafe fn count_existing(&self, plan: &MessagePlan, t: c_int, cs: &mut Containers) {
@@ -51,7 +51,7 @@ impl<'a> DecodeCtx<'a> {
     /// Clear the previously set member of `fi`'s oneof (last one wins).
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame: `t` its table, `plan` its message, `fi` a
+    /// As [`Self::walk_body`]'s frame: `t` its table, `plan` its message, `fi` a
     /// oneof member; two free slots. May raise on out-of-memory.
     #[inline]
     pub(in crate::binary::decode) unsafe fn switch_oneof(
@@ -90,7 +90,7 @@ impl<'a> DecodeCtx<'a> {
     /// creating it (and storing it in `t`) on first use.
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame: `t` its table, `cs` its containers, whose
+    /// As [`Self::walk_body`]'s frame: `t` its table, `cs` its containers, whose
     /// slots are taken unless the stack top is `t`; three free slots (a new
     /// container, its key and metatable). May raise on out-of-memory.
     #[inline(always)]
@@ -229,7 +229,7 @@ impl<'a> DecodeCtx<'a> {
     /// lacks (the caller keeps it as an unknown field).
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame, its slots taken: `t` its table, `cs` its
+    /// As [`Self::walk_body`]'s frame, its slots taken: `t` its table, `cs` its
     /// containers; four free slots (the key, the value, a sub-message frame's
     /// two). May raise on out-of-memory.
     pub(in crate::binary::decode) unsafe fn map_entry(
@@ -240,7 +240,7 @@ impl<'a> DecodeCtx<'a> {
         depth: u32,
         t: c_int,
         cs: &mut Containers,
-    ) -> Res<bool> {
+    ) -> WalkResult<bool> {
         let L = self.L;
         let entry = &self.plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
@@ -312,7 +312,7 @@ impl<'a> DecodeCtx<'a> {
     /// Option `empty`: absent repeated/map fields become empty tables.
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame at its end: `t` its table, `cs` its
+    /// As [`Self::walk_body`]'s frame at its end: `t` its table, `cs` its
     /// containers; three free slots. May raise on out-of-memory.
     #[cold]
     pub(in crate::binary::decode) unsafe fn make_empty_containers(

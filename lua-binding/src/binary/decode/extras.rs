@@ -18,7 +18,7 @@ impl<'a> DecodeCtx<'a> {
         tag_at: usize,
         run: &mut UnknownRun,
         acc: c_int,
-    ) -> Res {
+    ) -> WalkResult {
         self.skip(r, tag, depth)?;
         // SAFETY: forwarded (acc is the frame's accumulator slot).
         unsafe { self.note_unknown(run, acc, tag_at, r.position()) };
@@ -260,7 +260,7 @@ impl<'a> DecodeCtx<'a> {
         seen: u64,
         merge: bool,
         at: usize,
-    ) -> Res {
+    ) -> WalkResult {
         let mut missing = MissingSet::default();
         for (i, &fi) in plan.required.iter().enumerate() {
             let fi = fi as usize;
@@ -288,7 +288,7 @@ impl<'a> DecodeCtx<'a> {
     /// Closed enum: does the varint ahead name a value the enum lacks?
     /// (Such a value goes to the unknown fields.) Does not move `r`.
     #[inline]
-    pub(crate) fn closed_miss(&self, f: &FieldPlan, r: &Reader<'_>) -> Res<bool> {
+    pub(crate) fn closed_miss(&self, f: &FieldPlan, r: &Reader<'_>) -> WalkResult<bool> {
         let e = &self.plans.enums[f.sub as usize];
         if !e.closed {
             return Ok(false);
@@ -301,9 +301,9 @@ impl<'a> DecodeCtx<'a> {
     /// Push the proto3 zero value of a map key/value field that was absent.
     ///
     /// # Safety
-    /// As [`Self::message`] (a message's zero value is an empty frame): two
+    /// As [`Self::walk_body`] (a message's zero value is an empty frame): two
     /// free slots. May raise on out-of-memory.
-    pub(in crate::binary::decode) unsafe fn push_default(&self, f: &FieldPlan, depth: u32) -> Res {
+    pub(in crate::binary::decode) unsafe fn push_default(&self, f: &FieldPlan, depth: u32) -> WalkResult {
         let L = self.L;
         // SAFETY: one free slot (reserved by the frame).
         unsafe {
@@ -318,7 +318,7 @@ impl<'a> DecodeCtx<'a> {
                 Kind::UInt64 | Kind::Fixed64 => self.push_64(0, false),
                 Kind::Message | Kind::Group => {
                     let mut empty = Reader::new(&[]);
-                    self.frame(f.sub, &mut empty, depth + 1, None, false)?;
+                    self.decode_message(f.sub, &mut empty, depth + 1, None, false)?;
                 }
                 _ => lua::push_small_int(L, 0),
             }
@@ -328,7 +328,7 @@ impl<'a> DecodeCtx<'a> {
 
     /// Skip an unknown (or mistyped) field.
     #[inline]
-    pub(in crate::binary::decode) fn skip(&self, r: &mut Reader<'_>, tag: Tag, depth: u32) -> Res {
+    pub(in crate::binary::decode) fn skip(&self, r: &mut Reader<'_>, tag: Tag, depth: u32) -> WalkResult {
         r.skip_field(tag, self.opts.max_depth.saturating_sub(depth)).map_err(|e| {
             // pbwire counts the levels left; the user set the whole limit.
             let e = match e.kind() {

@@ -31,7 +31,7 @@ use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
 
 #[cfg(feature = "luajit")]
 use crate::binary::decode::ctor::bulk::{self, BULK_MAX, BULK_MIN};
-use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, MissingSet};
+use crate::error::{CodecError, ErrSlot, ErrorKind, MissingSet, Recorded};
 use crate::lua::host::ModuleState;
 use crate::lua::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
@@ -145,7 +145,7 @@ struct UnknownRun {
     pieces: u32,
 }
 
-type Res<T = ()> = Result<T, Fail>;
+type WalkResult<T = ()> = Result<T, Recorded>;
 
 /// How [`DecodeCtx::message_by_ctor`] left a message (LuaJIT).
 #[cfg(feature = "luajit")]
@@ -242,20 +242,27 @@ impl<'a> DecodeCtx<'a> {
                     if self.ctors != 0 && self.opts.strategies.tree_ctors && self.tree_root(msg) {
                         return Ok(());
                     }
-                    self.frame(msg, &mut Reader::new(self.input), 1, None, false)
+                    self.decode_message(msg, &mut Reader::new(self.input), 1, None, false)
                 }
             }
         };
         res.map_err(|_| self.err.take())
     }
 
-    /// [`Self::message`] in the frame the plan chose for message `mi`.
+    /// [`Self::walk_body`] in the frame the plan chose for message `mi`.
     ///
     /// # Safety
-    /// As [`Self::message`].
+    /// As [`Self::walk_body`].
     #[inline(always)]
-    unsafe fn frame(&self, mi: u32, r: &mut Reader<'_>, depth: u32, group: Option<u32>, merge: bool) -> Res {
-        // SAFETY: forwarded; a lean plan has what `message::<true>` asks,
+    unsafe fn decode_message(
+        &self,
+        mi: u32,
+        r: &mut Reader<'_>,
+        depth: u32,
+        group: Option<u32>,
+        merge: bool,
+    ) -> WalkResult {
+        // SAFETY: forwarded; a lean plan has what `walk_body::<true>` asks,
         // a `by_ctor` one what `message_by_ctor` does.
         unsafe {
             #[cfg(feature = "luajit")]
@@ -267,26 +274,33 @@ impl<'a> DecodeCtx<'a> {
             {
                 match self.message_by_ctor(mi, r, depth)? {
                     ByCtor::Done => return Ok(()),
-                    ByCtor::Merge => return self.frame_walk(mi, r, depth, None, true),
+                    ByCtor::Merge => return self.walk_message(mi, r, depth, None, true),
                     ByCtor::Declined => {}
                 }
             }
-            self.frame_walk(mi, r, depth, group, merge)
+            self.walk_message(mi, r, depth, group, merge)
         }
     }
 
-    /// [`Self::message`] in its lean or full frame, as the plan chose.
+    /// [`Self::walk_body`] in its lean or full frame, as the plan chose.
     ///
     /// # Safety
-    /// As [`Self::message`].
+    /// As [`Self::walk_body`].
     #[inline(always)]
-    unsafe fn frame_walk(&self, mi: u32, r: &mut Reader<'_>, depth: u32, group: Option<u32>, merge: bool) -> Res {
-        // SAFETY: forwarded; a lean plan has what `message::<true>` asks.
+    unsafe fn walk_message(
+        &self,
+        mi: u32,
+        r: &mut Reader<'_>,
+        depth: u32,
+        group: Option<u32>,
+        merge: bool,
+    ) -> WalkResult {
+        // SAFETY: forwarded; a lean plan has what `walk_body::<true>` asks.
         unsafe {
             if self.plans.messages[mi as usize].lean {
-                self.message::<true>(mi, r, depth, group, merge)
+                self.walk_body::<true>(mi, r, depth, group, merge)
             } else {
-                self.message::<false>(mi, r, depth, group, merge)
+                self.walk_body::<false>(mi, r, depth, group, merge)
             }
         }
     }

@@ -11,18 +11,18 @@ impl<'a> DecodeCtx<'a> {
     /// them, is read whole before its table is made, so that the table is
     /// sized from the fields read instead of a scan of the body. The table
     /// then gets the same size, the same keys and values in the same
-    /// order, through the same Lua calls as [`Self::message`] gives it;
+    /// order, through the same Lua calls as [`Self::walk_body`] gives it;
     /// on LuaJIT, `Msg:decode` takes the shape's constructor instead
     /// ([`Self::root_by_ctor`]): the same keys and values, in a table sized
     /// for exactly those keys.
     /// `None`, with nothing pushed: anything else (another tag, a bad
-    /// value, an option with work after the fields), for [`Self::frame`]
+    /// value, an option with work after the fields), for [`Self::decode_message`]
     /// to decode from the start, which also reports any error.
     ///
     /// # Safety
     /// As [`Self::decode_root`].
     #[inline(always)]
-    pub(in crate::binary::decode) unsafe fn root_fast(&self, mi: u32) -> Option<Res> {
+    pub(in crate::binary::decode) unsafe fn root_fast(&self, mi: u32) -> Option<WalkResult> {
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
         let b = self.input;
         if b.len() > SCAN_PRESIZE
@@ -90,7 +90,7 @@ impl<'a> DecodeCtx<'a> {
                 return Some(res);
             }
         }
-        // `message`'s pre-size for this body: a lean plan's, or the scan's
+        // `walk_body`'s pre-size for this body: a lean plan's, or the scan's
         // count (every field here, up to the cap).
         let presize =
             if plan.lean { plan.fields.len().min(b.len() / 2) } else { n.min(plan.fields.len().min(MAX_PRESIZE)) };
@@ -180,7 +180,7 @@ impl<'a> DecodeCtx<'a> {
         plan: &MessagePlan,
         read: &[Pending],
         seen_required: u64,
-    ) -> Option<Res> {
+    ) -> Option<WalkResult> {
         use crate::binary::decode::ctor::shape;
         let last = self.last_shape?;
         let shape = shape::shape_of(read.iter().map(|v| (v.key - HandleUp::FieldKeys.number()) as u8))?;

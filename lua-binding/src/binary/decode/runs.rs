@@ -18,7 +18,7 @@ pub(in crate::binary::decode) unsafe fn store(L: *mut lua_State, slot: c_int, n:
 }
 
 /// The common case of an unpacked run of strings, for
-/// [`DecodeCtx::leaf_run`]: while the next bytes are the run's one-byte
+/// [`DecodeCtx::same_tag_run`]: while the next bytes are the run's one-byte
 /// tag `next` and a one-byte length that fits, push the string (checked
 /// with `CHECK`) and store it after element `n` of the array at `slot`.
 /// Works on the bytes, so that the position stays in a register, and out
@@ -31,7 +31,7 @@ pub(in crate::binary::decode) unsafe fn store(L: *mut lua_State, slot: c_int, n:
 /// # Safety
 /// `slot` holds the array; one free stack slot.
 #[inline(never)]
-pub(in crate::binary::decode) unsafe fn leaf_strings<const CHECK: bool>(
+pub(in crate::binary::decode) unsafe fn same_tag_strings<const CHECK: bool>(
     L: *mut lua_State,
     r: &mut Reader<'_>,
     slot: c_int,
@@ -60,7 +60,7 @@ pub(in crate::binary::decode) unsafe fn leaf_strings<const CHECK: bool>(
     n
 }
 
-/// [`DecodeCtx::leaf_run`]'s loop: while the next byte of `r` is `next`,
+/// [`DecodeCtx::same_tag_run`]'s loop: while the next byte of `r` is `next`,
 /// step over it, count the element in `n`, `push` its value and store it
 /// at index `n` of the array at `slot`. On an error `n` is the index of
 /// the element that failed.
@@ -69,14 +69,14 @@ pub(in crate::binary::decode) unsafe fn leaf_strings<const CHECK: bool>(
 /// `slot` holds the array; `push` pushes exactly one value when it
 /// returns `Ok` (two free slots for cdata).
 #[inline(always)]
-pub(in crate::binary::decode) unsafe fn leaf_each<'a>(
+pub(in crate::binary::decode) unsafe fn same_tag_each<'a>(
     L: *mut lua_State,
     r: &mut Reader<'a>,
     slot: c_int,
     n: &mut i64,
     next: u8,
-    mut push: impl FnMut(&mut Reader<'a>) -> Res,
-) -> Res {
+    mut push: impl FnMut(&mut Reader<'a>) -> WalkResult,
+) -> WalkResult {
     while r.rest().first() == Some(&next) {
         let _ = r.advance(1);
         *n += 1;
@@ -91,7 +91,7 @@ impl<'a> DecodeCtx<'a> {
     /// A packed run of scalars.
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame, between fields: `t` its table, `cs` its
+    /// As [`Self::walk_body`]'s frame, between fields: `t` its table, `cs` its
     /// containers; four free slots of its reserve (a new array, its key, a
     /// cdata value's two). May raise on out-of-memory.
     #[allow(clippy::too_many_arguments)]
@@ -103,7 +103,7 @@ impl<'a> DecodeCtx<'a> {
         r: &mut Reader<'_>,
         t: c_int,
         cs: &mut Containers,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         let run = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
         let base = r.position() - run.len();
@@ -157,7 +157,7 @@ impl<'a> DecodeCtx<'a> {
         slot: c_int,
         mut n: i64,
         presize: usize,
-    ) -> Res<i64> {
+    ) -> WalkResult<i64> {
         let L = self.L;
         // SAFETY: caller's contract.
         unsafe {
@@ -273,7 +273,7 @@ impl<'a> DecodeCtx<'a> {
     /// unknown fields, each as its own varint field (as protobuf C++ does).
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame, its slots taken: `t` its table, `cs` its
+    /// As [`Self::walk_body`]'s frame, its slots taken: `t` its table, `cs` its
     /// containers, `acc` its accumulator; three free slots. May raise on
     /// out-of-memory.
     #[cold]
@@ -288,7 +288,7 @@ impl<'a> DecodeCtx<'a> {
         cs: &mut Containers,
         run: &mut UnknownRun,
         acc: c_int,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         let e = &self.plans.enums[f.sub as usize];
         let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e).in_field(mi, fi)))?;
@@ -369,11 +369,11 @@ impl<'a> DecodeCtx<'a> {
     /// whose element `n` is stored in the array at `slot`: while the next
     /// byte is the run's one-byte tag `next`, decode and store one more.
     /// Returns the index of the last element stored. Out of line, so that
-    /// this loop gets registers of its own (inside `message` it paid
+    /// this loop gets registers of its own (inside `walk_body` it paid
     /// spills for that function's state); no message is decoded here, so
     /// it is no frame of the recursion. Strings and varints first go
-    /// through a loop on the bytes ([`leaf_strings`],
-    /// [`Self::leaf_varints`]): through `r`, whose two words live in the
+    /// through a loop on the bytes ([`same_tag_strings`],
+    /// [`Self::same_tag_varints`]): through `r`, whose two words live in the
     /// caller's frame, every read stored them back to memory, and `L`,
     /// the tag and the position were reloaded around the two Lua calls
     /// (callgrind: ~63 → ~47 instructions an element of Person 10KB's
@@ -384,7 +384,7 @@ impl<'a> DecodeCtx<'a> {
     /// `slot` holds the array; one free stack slot (two for cdata).
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    pub(in crate::binary::decode) unsafe fn leaf_run(
+    pub(in crate::binary::decode) unsafe fn same_tag_run(
         &self,
         mi: u32,
         fi: usize,
@@ -393,41 +393,41 @@ impl<'a> DecodeCtx<'a> {
         slot: c_int,
         mut n: i64,
         next: u8,
-    ) -> Res<i64> {
+    ) -> WalkResult<i64> {
         let L = self.L;
         if matches!(f.kind, Kind::String | Kind::Bytes) {
             // SAFETY: caller's contract.
             unsafe {
                 n = if f.utf8 && self.opts.utf8 {
-                    leaf_strings::<true>(L, r, slot, n, next)
+                    same_tag_strings::<true>(L, r, slot, n, next)
                 } else {
-                    leaf_strings::<false>(L, r, slot, n, next)
+                    same_tag_strings::<false>(L, r, slot, n, next)
                 }
             };
         } else if f.kind.wire_type() == WireType::Varint {
             // SAFETY: caller's contract (a closed enum never gets here:
-            // its run checks every value, `message`'s `next_len` 0).
+            // its run checks every value, `walk_body`'s `next_len` 0).
             unsafe {
                 n = match f.kind {
-                    Kind::Int32 => self.leaf_varints(r, slot, n, next, |v| self.push_varint_as(Kind::Int32, f, v)),
-                    _ => self.leaf_varints(r, slot, n, next, |v| self.push_varint(f, v)),
+                    Kind::Int32 => self.same_tag_varints(r, slot, n, next, |v| self.push_varint_as(Kind::Int32, f, v)),
+                    _ => self.same_tag_varints(r, slot, n, next, |v| self.push_varint(f, v)),
                 };
             }
         }
         // SAFETY: caller's contract; each `push` pushes one value, which
-        // `leaf_each`'s rawseti pops.
+        // `same_tag_each`'s rawseti pops.
         let res = unsafe {
             if matches!(f.kind, Kind::String | Kind::Bytes) {
-                leaf_each(L, r, slot, &mut n, next, |r| self.string(f, r))
+                same_tag_each(L, r, slot, &mut n, next, |r| self.string(f, r))
             } else {
-                leaf_each(L, r, slot, &mut n, next, |r| self.scalar(f, r))
+                same_tag_each(L, r, slot, &mut n, next, |r| self.scalar(f, r))
             }
         };
         res.map_err(|_| self.err.with(|e| e.in_element(mi, fi, n as u64)))?;
         Ok(n)
     }
 
-    /// [`leaf_strings`] for a run of varints: while the next byte is the
+    /// [`same_tag_strings`] for a run of varints: while the next byte is the
     /// run's one-byte tag `next` and a varint follows, `push` its value
     /// and store it after element `n` of the array at `slot` (1- and
     /// 2-byte values inline, longer ones through `varint_general`). Stops
@@ -439,7 +439,7 @@ impl<'a> DecodeCtx<'a> {
     /// `slot` holds the array; `push` pushes exactly one value; one free
     /// stack slot (two for cdata).
     #[inline(never)]
-    pub(in crate::binary::decode) unsafe fn leaf_varints(
+    pub(in crate::binary::decode) unsafe fn same_tag_varints(
         &self,
         r: &mut Reader<'_>,
         slot: c_int,

@@ -267,7 +267,7 @@ pub(in crate::binary::decode) fn packed_count(f: &FieldPlan, run: &[u8]) -> usiz
 /// The varint at the start of `b` and the bytes after it, `None` when it
 /// is bad or cut: 1- to 3-byte values (below 2^21) inline, longer ones
 /// through `varint_general`. For the loops that keep their position in a
-/// slice ([`DecodeCtx::leaf_varints`], `DecodeCtx::fresh_varint_run`).
+/// slice ([`DecodeCtx::same_tag_varints`], `DecodeCtx::fresh_varint_run`).
 #[inline(always)]
 pub(crate) fn slice_varint(b: &[u8]) -> Option<(u64, &[u8])> {
     Some(match *b {

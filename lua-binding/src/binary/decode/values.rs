@@ -115,7 +115,7 @@ impl<'a> DecodeCtx<'a> {
     /// on top with `merge`).
     ///
     /// # Safety
-    /// As [`Self::message`]; `f` a message or group field, with `merge` its
+    /// As [`Self::walk_body`]; `f` a message or group field, with `merge` its
     /// table on top.
     pub(in crate::binary::decode) unsafe fn sub_message(
         &self,
@@ -124,14 +124,14 @@ impl<'a> DecodeCtx<'a> {
         depth: u32,
         number: u32,
         merge: bool,
-    ) -> Res {
+    ) -> WalkResult {
         // SAFETY: forwarded.
         unsafe {
             if f.kind == Kind::Group {
-                self.frame(f.sub, r, depth + 1, Some(number), merge)
+                self.decode_message(f.sub, r, depth + 1, Some(number), merge)
             } else {
                 let mut sub = r.read_len_reader().map_err(|e| self.err.set(CodecError::wire(e)))?;
-                self.frame(f.sub, &mut sub, depth + 1, None, merge)
+                self.decode_message(f.sub, &mut sub, depth + 1, None, merge)
             }
         }
     }
@@ -141,7 +141,7 @@ impl<'a> DecodeCtx<'a> {
     /// # Safety
     /// One free slot. May raise on out-of-memory.
     #[inline(always)]
-    pub(in crate::binary::decode) unsafe fn string(&self, f: &FieldPlan, r: &mut Reader<'_>) -> Res {
+    pub(in crate::binary::decode) unsafe fn string(&self, f: &FieldPlan, r: &mut Reader<'_>) -> WalkResult {
         let bytes = r.read_len_bytes().map_err(|e| self.err.set(CodecError::wire(e)))?;
         if f.utf8 && self.opts.utf8 {
             utf8::validate_utf8(bytes, r.position() - bytes.len()).map_err(|e| self.err.set(CodecError::wire(e)))?;
@@ -154,9 +154,9 @@ impl<'a> DecodeCtx<'a> {
     /// Decode one value of `f` (wire type already checked) and push it.
     ///
     /// # Safety
-    /// As [`Self::message`] (its two free slots serve every kind).
+    /// As [`Self::walk_body`] (its two free slots serve every kind).
     #[inline(always)]
-    pub(crate) unsafe fn value(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, number: u32) -> Res {
+    pub(crate) unsafe fn value(&self, f: &FieldPlan, r: &mut Reader<'_>, depth: u32, number: u32) -> WalkResult {
         // SAFETY: forwarded.
         unsafe {
             match f.kind {
@@ -173,7 +173,7 @@ impl<'a> DecodeCtx<'a> {
     /// Two free slots (one but for a 64-bit cdata); `helpers` the helper
     /// table. May raise on out-of-memory.
     #[inline(always)]
-    pub(in crate::binary::decode) unsafe fn scalar(&self, f: &FieldPlan, r: &mut Reader<'_>) -> Res {
+    pub(in crate::binary::decode) unsafe fn scalar(&self, f: &FieldPlan, r: &mut Reader<'_>) -> WalkResult {
         let L = self.L;
         // SAFETY: one free slot (reserved by the frame); helpers index valid.
         unsafe {

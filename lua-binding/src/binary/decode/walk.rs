@@ -1,6 +1,6 @@
 //! The general walk: one frame per message, each field dispatched by its
 //! tag to the value, run, container and extras modules. It recurses for
-//! sub-messages through `DecodeCtx::frame` (`mod.rs`), the only place a
+//! sub-messages through `DecodeCtx::decode_message` (`mod.rs`), the only place a
 //! strategy is chosen.
 
 use super::*;
@@ -19,14 +19,14 @@ impl<'a> DecodeCtx<'a> {
     /// reserves the rest); `keys`, `helpers`, `seq_mt`/`map_mt` and `ctors` as
     /// [`Self::decode_root`] leaves them; with `merge`, the table to fill on
     /// top. May raise on out-of-memory: frames hold only borrows.
-    pub(in crate::binary::decode) unsafe fn message<const LEAN: bool>(
+    pub(in crate::binary::decode) unsafe fn walk_body<const LEAN: bool>(
         &self,
         mi: u32,
         r: &mut Reader<'_>,
         depth: u32,
         group: Option<u32>,
         merge: bool,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
         debug_assert!(!LEAN || plan.lean);
@@ -174,7 +174,7 @@ impl<'a> DecodeCtx<'a> {
     /// stored (the oneof switched, the required bit set).
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame: `t` its table, `acc` its accumulator.
+    /// As [`Self::walk_body`]'s frame: `t` its table, `acc` its accumulator.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn single_checked<const LEAN: bool>(
@@ -194,12 +194,12 @@ impl<'a> DecodeCtx<'a> {
         seen_required: &mut u64,
         seen_sub: &mut u64,
         oneof_cur: &mut [u16; TRACKED_ONEOFS],
-    ) -> Res<bool> {
+    ) -> WalkResult<bool> {
         let L = self.L;
         let plan = &self.plans.messages[mi as usize];
         let number = tag.field_number();
         let wt = tag.wire_type();
-        // SAFETY: as the frame's (`message`).
+        // SAFETY: as the frame's (`walk_body`).
         unsafe {
             if wt != f.kind.wire_type() || (f.kind == Kind::Enum && self.closed_miss(f, r)?) {
                 take_slots(L, &mut cs.taken, acc);
@@ -231,7 +231,7 @@ impl<'a> DecodeCtx<'a> {
     /// One entry of map field `fi`.
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame: `t` its table, `acc` its accumulator.
+    /// As [`Self::walk_body`]'s frame: `t` its table, `acc` its accumulator.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn map_field(
@@ -247,10 +247,10 @@ impl<'a> DecodeCtx<'a> {
         cs: &mut Containers,
         run: &mut UnknownRun,
         acc: c_int,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         let wt = tag.wire_type();
-        // SAFETY: as the frame's (`message`).
+        // SAFETY: as the frame's (`walk_body`).
         unsafe {
             take_slots(L, &mut cs.taken, acc);
             if wt != WireType::Len {
@@ -271,7 +271,7 @@ impl<'a> DecodeCtx<'a> {
     /// just read: a packed run, or elements while the same tag comes next.
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame: `t` its table, `acc` its accumulator.
+    /// As [`Self::walk_body`]'s frame: `t` its table, `acc` its accumulator.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn repeated_field(
@@ -287,11 +287,11 @@ impl<'a> DecodeCtx<'a> {
         cs: &mut Containers,
         run: &mut UnknownRun,
         acc: c_int,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         let number = tag.field_number();
         let wt = tag.wire_type();
-        // SAFETY: as the frame's (`message`).
+        // SAFETY: as the frame's (`walk_body`).
         unsafe {
             // The slots are taken by the first container
             // created (`switch_container`), or here.
@@ -326,7 +326,7 @@ impl<'a> DecodeCtx<'a> {
                         break;
                     }
                     if next_len == 1 && !matches!(f.kind, Kind::Message | Kind::Group) {
-                        n = self.leaf_run(mi, fi, f, r, slot, n, next as u8)?;
+                        n = self.same_tag_run(mi, fi, f, r, slot, n, next as u8)?;
                         if !fresh && let Some(c) = cs.counts.get_mut(f.slot as usize) {
                             *c = n as u32;
                         }
@@ -351,7 +351,7 @@ impl<'a> DecodeCtx<'a> {
     /// options' empty containers and defaults, its slots released.
     ///
     /// # Safety
-    /// As [`Self::message`]'s frame: `t` its table, `acc` its accumulator.
+    /// As [`Self::walk_body`]'s frame: `t` its table, `acc` its accumulator.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn finish_frame(
@@ -365,9 +365,9 @@ impl<'a> DecodeCtx<'a> {
         merge: bool,
         run: &mut UnknownRun,
         cs: &Containers,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
-        // SAFETY: as the frame's (`message`).
+        // SAFETY: as the frame's (`walk_body`).
         unsafe {
             // All seen (the common case): no call. Otherwise (or when the
             // seen-set does not cover them) the full check names the missing.
@@ -401,7 +401,7 @@ impl<'a> DecodeCtx<'a> {
     /// The error for an END_GROUP tag that does not close `group`.
     #[cold]
     #[inline(never)]
-    fn end_group_error(&self, group: Option<u32>, tag: Tag, r: &Reader<'_>) -> Fail {
+    fn end_group_error(&self, group: Option<u32>, tag: Tag, r: &Reader<'_>) -> Recorded {
         let at = r.position() - tag_len(tag);
         let number = tag.field_number();
         let kind = match group {

@@ -21,7 +21,7 @@ impl EncodeCtx<'_> {
         arr: c_int,
         n: usize,
         w: &mut Writer,
-    ) -> Res {
+    ) -> WalkResult {
         // SAFETY: forwarded.
         unsafe {
             if f.utf8 && self.utf8 {
@@ -49,7 +49,7 @@ impl EncodeCtx<'_> {
         arr: c_int,
         n: usize,
         w: &mut Writer,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         // SAFETY: `arr` is a table (checked by `repeated`); the batch's
         // slots are reserved before it is pushed; a slot is read as a
@@ -99,7 +99,7 @@ impl EncodeCtx<'_> {
         base: c_int,
         j: usize,
         ety: c_int,
-    ) -> Fail {
+    ) -> Recorded {
         let e = match ety {
             ffi::LUA_TNIL => CodecError::new(ErrorKind::ArrayHole(j as u64), None),
             ffi::LUA_TSTRING => CodecError::new(ErrorKind::InvalidUtf8, None),
@@ -131,7 +131,7 @@ impl EncodeCtx<'_> {
         arr: c_int,
         n: usize,
         w: &mut Writer,
-    ) -> Res {
+    ) -> WalkResult {
         // One loop per kind, `$kind` a constant so that the range check of
         // `small_integer` folds; `$put` writes the value read.
         macro_rules! ints {

@@ -209,7 +209,7 @@ impl EncodeCtx<'_> {
         n: usize,
         depth: u32,
         out: &mut EncodeBuffers,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         let nf = self.plans.messages[f.sub as usize].fields.len();
         let stride = nf as c_int + 2;
@@ -291,7 +291,7 @@ impl EncodeCtx<'_> {
         j: usize,
         depth: u32,
         out: &mut EncodeBuffers,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         // SAFETY: `arr` is a table; the caller reserved the stack.
         unsafe {

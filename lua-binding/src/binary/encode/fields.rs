@@ -117,7 +117,7 @@ impl EncodeCtx<'_> {
         depth: u32,
         pre: c_int,
         out: &mut EncodeBuffers,
-    ) -> Res {
+    ) -> WalkResult {
         // SAFETY: forwarded; `pre` is passed on only for a table value,
         // whose count slot the fetch then set.
         unsafe {
@@ -181,7 +181,7 @@ impl EncodeCtx<'_> {
         ty: c_int,
         depth: u32,
         out: &mut EncodeBuffers,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         if ty != ffi::LUA_TTABLE {
             return Err(self.err.set(wrong("array (table)", ty).in_field(mi, fi)));
@@ -257,7 +257,7 @@ impl EncodeCtx<'_> {
         ty: c_int,
         depth: u32,
         out: &mut EncodeBuffers,
-    ) -> Res {
+    ) -> WalkResult {
         // SAFETY: forwarded.
         unsafe {
             match f.kind {
@@ -296,8 +296,8 @@ impl EncodeCtx<'_> {
         arr: c_int,
         n: usize,
         count: bool,
-        mut each: impl FnMut(c_int, c_int, usize) -> Res,
-    ) -> Res {
+        mut each: impl FnMut(c_int, c_int, usize) -> WalkResult,
+    ) -> WalkResult {
         let L = self.L;
         // SAFETY: `arr` is a table; the batch's slots are reserved before
         // it is pushed, again for each batch. (A GC step inside `each`, such
@@ -351,7 +351,7 @@ impl EncodeCtx<'_> {
         ty: c_int,
         depth: u32,
         out: &mut EncodeBuffers,
-    ) -> Res {
+    ) -> WalkResult {
         let L = self.L;
         if ty != ffi::LUA_TTABLE {
             return Err(self.err.set(wrong("table", ty)));
@@ -405,7 +405,7 @@ impl EncodeCtx<'_> {
         v: c_int,
         depth: u32,
         out: &mut EncodeBuffers,
-    ) -> Res<MapEntry> {
+    ) -> WalkResult<MapEntry> {
         let L = self.L;
         // An entry is a nested message on the wire, and decode counts it
         // as a level: a table that encodes must decode with the same limit.

@@ -35,7 +35,7 @@ use std::os::raw::c_int;
 use pbwire::{EncodedTag, Tag, WireType, Writer, utf8, zigzag};
 
 use crate::binary::encode::keys::KeyIndex;
-use crate::error::{CodecError, ErrSlot, ErrorKind, Fail, IntValue, MissingSet, ShortStr, lua_type_name};
+use crate::error::{CodecError, ErrSlot, ErrorKind, IntValue, MissingSet, Recorded, ShortStr, lua_type_name};
 use crate::lua::host::{Cdata, ModuleState};
 use crate::lua::int64;
 use crate::lua::int64::CdataInt;
@@ -70,7 +70,7 @@ pub struct EncodeCtx<'a> {
     pub err: ErrSlot,
     /// Refuse keys that are not fields.
     pub strict_keys: bool,
-    /// Fail on absent proto2 `required` fields.
+    /// Recorded on absent proto2 `required` fields.
     pub check_required: bool,
     /// Check UTF-8 where the schema asks for it.
     pub utf8: bool,
@@ -86,7 +86,7 @@ pub struct EncodeCtx<'a> {
     pub walk: bool,
 }
 
-type Res<T = ()> = Result<T, Fail>;
+type WalkResult<T = ()> = Result<T, Recorded>;
 
 fn wrong(expected: &'static str, got: c_int) -> CodecError {
     CodecError::new(ErrorKind::WrongType { expected, got: lua_type_name(got) }, None)
@@ -225,7 +225,14 @@ impl EncodeCtx<'_> {
     /// As [`Self::message`] at depth 1: `t` absolute, a table, with
     /// [`ROOT_STACK_FREE`] free slots.
     #[inline(always)]
-    unsafe fn walked_message(&self, mi: u32, plan: &MessagePlan, t: c_int, depth: u32, out: &mut EncodeBuffers) -> Res {
+    unsafe fn walked_message(
+        &self,
+        mi: u32,
+        plan: &MessagePlan,
+        t: c_int,
+        depth: u32,
+        out: &mut EncodeBuffers,
+    ) -> WalkResult {
         // SAFETY: forwarded (`message`'s contract; the stack room checked
         // by the caller).
         unsafe {
@@ -251,7 +258,15 @@ impl EncodeCtx<'_> {
     /// `t` an absolute index of a table, read raw and left unmodified; at
     /// depth 1 or with `vals`, [`ROOT_STACK_FREE`] free slots (else the frame
     /// reserves its own). Raises no Lua error (see the module doc).
-    unsafe fn message(&self, mi: u32, t: c_int, depth: u32, keys: usize, vals: c_int, out: &mut EncodeBuffers) -> Res {
+    unsafe fn message(
+        &self,
+        mi: u32,
+        t: c_int,
+        depth: u32,
+        keys: usize,
+        vals: c_int,
+        out: &mut EncodeBuffers,
+    ) -> WalkResult {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
         if depth > self.max_depth {

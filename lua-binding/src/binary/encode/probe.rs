@@ -66,7 +66,7 @@ impl EncodeCtx<'_> {
         nested: bool,
         depth: u32,
         out: &mut EncodeBuffers,
-    ) -> Res<(usize, bool)> {
+    ) -> WalkResult<(usize, bool)> {
         let L = self.L;
         // SAFETY: `t` is an absolute table index; each pushed value is
         // popped before the next field (fetched values stay in their
@@ -201,7 +201,7 @@ impl EncodeCtx<'_> {
         fi: usize,
         set: &mut [u16; TRACKED_ONEOFS],
         any_order: bool,
-    ) -> Res {
+    ) -> WalkResult {
         let o = plan.fields[fi].oneof;
         let conflict = |first: usize| {
             CodecError::new(
@@ -307,7 +307,12 @@ impl EncodeCtx<'_> {
     /// # Safety
     /// `t` an absolute index of a table; two free slots. Raw iteration only:
     /// raises nothing.
-    pub(in crate::binary::encode) unsafe fn check_keys(&self, plan: &MessagePlan, t: c_int, present: usize) -> Res {
+    pub(in crate::binary::encode) unsafe fn check_keys(
+        &self,
+        plan: &MessagePlan,
+        t: c_int,
+        present: usize,
+    ) -> WalkResult {
         let L = self.L;
         // SAFETY: raw iteration of a table we do not modify; keys are only
         // inspected by type and, for strings, by their bytes.

@@ -14,7 +14,7 @@ impl EncodeCtx<'_> {
         f: &FieldPlan,
         v: c_int,
         ty: c_int,
-    ) -> Res<&'s [u8]> {
+    ) -> WalkResult<&'s [u8]> {
         if ty != ffi::LUA_TSTRING {
             return Err(self.err.set(wrong("string", ty)));
         }
@@ -39,7 +39,7 @@ impl EncodeCtx<'_> {
         v: c_int,
         ty: c_int,
         w: &mut Writer,
-    ) -> Res<bool> {
+    ) -> WalkResult<bool> {
         let L = self.L;
         // SAFETY: forwarded; numbers are read only after their type is checked.
         unsafe {
@@ -160,7 +160,7 @@ impl EncodeCtx<'_> {
     /// # Safety
     /// `v` the index of a value of type `ty`; three free slots (the cdata
     /// classifier). Raises nothing.
-    pub(in crate::binary::encode) unsafe fn integer(&self, kind: Kind, v: c_int, ty: c_int) -> Res<i128> {
+    pub(in crate::binary::encode) unsafe fn integer(&self, kind: Kind, v: c_int, ty: c_int) -> WalkResult<i128> {
         let L = self.L;
         let wide = kind.is_64bit_integer();
         // SAFETY: numbers and strings are read only after their type is checked.

@@ -27,7 +27,7 @@ impl EncodeCtx<'_> {
         t: c_int,
         depth: u32,
         out: &mut EncodeBuffers,
-    ) -> Res<(usize, bool)> {
+    ) -> WalkResult<(usize, bool)> {
         let L = self.L;
         let Some(index) = self.index else { return Ok((0, false)) };
         let keys = index.message(mi);
@@ -176,7 +176,7 @@ impl EncodeCtx<'_> {
         ty: c_int,
         depth: u32,
         out: &mut EncodeBuffers,
-    ) -> Res {
+    ) -> WalkResult {
         // SAFETY: the value is at the top of the stack; the callees take
         // its absolute slot.
         unsafe {

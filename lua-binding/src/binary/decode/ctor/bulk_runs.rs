@@ -48,7 +48,7 @@ impl<'a> DecodeCtx<'a> {
         depth: u32,
         tag: Tag,
         presize: usize,
-    ) -> Option<Res<i64>> {
+    ) -> Option<WalkResult<i64>> {
         let end = r.position();
         // SAFETY: caller's contract; slot 0 leaves each value for the call.
         unsafe {
@@ -77,8 +77,8 @@ impl<'a> DecodeCtx<'a> {
         &self,
         f: &FieldPlan,
         n: usize,
-        fill: &mut dyn FnMut(&DecodeCtx<'a>) -> Res<i64>,
-    ) -> Option<Res<i64>> {
+        fill: &mut dyn FnMut(&DecodeCtx<'a>) -> WalkResult<i64>,
+    ) -> Option<WalkResult<i64>> {
         let L = self.L;
         // SAFETY: caller's contract; on the parked thread, `fill` runs
         // inside `run_parked`'s `lua_pcall` with the helper and key tables
@@ -109,7 +109,7 @@ impl<'a> DecodeCtx<'a> {
                     }
                 };
                 let ok = bulk::run_parked(L, T, self.helpers, self.keys, &self.module.bulk_busy, &mut on_parked);
-                return Some(if ok { Ok(last) } else { Err(Fail) });
+                return Some(if ok { Ok(last) } else { Err(Recorded) });
             }
             if !bulk::begin_here(L, self.helpers, n) {
                 return None;
@@ -167,7 +167,7 @@ impl<'a> DecodeCtx<'a> {
         slot: c_int,
         n: i64,
         presize: usize,
-    ) -> Res<i64> {
+    ) -> WalkResult<i64> {
         let mut sub = Reader::with_offset(run, end - run.len());
         // SAFETY: forwarded.
         unsafe { self.packed_fill(mi, fi, f, &mut sub, slot, n, presize) }
@@ -176,7 +176,7 @@ impl<'a> DecodeCtx<'a> {
     /// A run of the unpacked repeated field `f` into the array at `slot`
     /// whose last index is `n`, its first tag (`tag`) read: the element
     /// after it, and more while the next tag is the same (as
-    /// [`Self::message`]'s run). Returns the new last index. Out of line,
+    /// [`Self::walk_body`]'s run). Returns the new last index. Out of line,
     /// like [`Self::packed_run_into`]: with both inline the recursive
     /// frame takes 1,480 bytes (x86_64), 808 without (PERF_LOG).
     ///
@@ -196,7 +196,7 @@ impl<'a> DecodeCtx<'a> {
         slot: c_int,
         mut n: i64,
         closed: bool,
-    ) -> Res<i64> {
+    ) -> WalkResult<i64> {
         let (next_len, next) = run_tag(tag, closed);
         // SAFETY: caller's contract; each value is popped by its rawseti.
         unsafe {
@@ -208,7 +208,7 @@ impl<'a> DecodeCtx<'a> {
                     break;
                 }
                 if next_len == 1 && !matches!(f.kind, Kind::Message | Kind::Group) {
-                    n = self.leaf_run(mi, fi, f, r, slot, n, next as u8)?;
+                    n = self.same_tag_run(mi, fi, f, r, slot, n, next as u8)?;
                     break;
                 }
                 let _ = r.advance(next_len);
@@ -237,7 +237,7 @@ impl<'a> DecodeCtx<'a> {
         r: &mut Reader<'_>,
         depth: u32,
         tag: Tag,
-    ) -> Res<i64> {
+    ) -> WalkResult<i64> {
         const RUN_BUFFER: usize = 64;
         let L = self.L;
         let next = tag.raw() as u8;

@@ -60,7 +60,7 @@ impl CtorArgs {
 }
 
 impl<'a> DecodeCtx<'a> {
-    /// [`Self::message`] for a new table of a `by_ctor` plan (LuaJIT, with
+    /// [`Self::walk_body`] for a new table of a `by_ctor` plan (LuaJIT, with
     /// the constructor table at `ctors`): the fields' values are pushed as
     /// they are read, a repeated field's array taking one slot at its
     /// first occurrence, and at the end the constructor of the shape
@@ -73,14 +73,14 @@ impl<'a> DecodeCtx<'a> {
     /// a singular field met again, a closed-enum value the enum lacks,
     /// more than `SHAPE_FIELDS` fields) makes the table from what was read
     /// so far, through the C API, and returns [`ByCtor::Merge`] with `r`
-    /// at that field: [`Self::frame`] then walks the rest of the body
+    /// at that field: [`Self::decode_message`] then walks the rest of the body
     /// merging into the table, once this frame is gone: the same result,
     /// each byte read once. No room on the stack: [`ByCtor::Declined`],
     /// nothing read. Errors are the general walk's, from the same calls in
     /// the same order.
     ///
     /// # Safety
-    /// As [`Self::message`]; `self.ctors` set.
+    /// As [`Self::walk_body`]; `self.ctors` set.
     #[cfg(feature = "luajit")]
     #[inline(never)]
     pub(in crate::binary::decode) unsafe fn message_by_ctor(
@@ -88,7 +88,7 @@ impl<'a> DecodeCtx<'a> {
         mi: u32,
         r: &mut Reader<'_>,
         depth: u32,
-    ) -> Res<ByCtor> {
+    ) -> WalkResult<ByCtor> {
         let L = self.L;
         let plan: &MessagePlan = &self.plans.messages[mi as usize];
         debug_assert!(plan.by_ctor && plan.fields.len() <= 64);
@@ -217,7 +217,7 @@ impl<'a> DecodeCtx<'a> {
         tag: Tag,
         base: c_int,
         args: &mut CtorArgs,
-    ) -> Res<bool> {
+    ) -> WalkResult<bool> {
         let L = self.L;
         let bit = 1u64 << fi;
         // SAFETY: as `message_by_ctor`'s; `fi` < 64 (a by_ctor plan); an
@@ -286,7 +286,7 @@ impl<'a> DecodeCtx<'a> {
     /// [`Self::message_by_ctor`] meets what its shape does not cover, at
     /// the field that starts at `at`: the table from the fields read so
     /// far (`read`, their indices; [`Self::ctor_table`]), and `r` back at
-    /// that field, for [`Self::frame`] to walk the rest of the body merging
+    /// that field, for [`Self::decode_message`] to walk the rest of the body merging
     /// into the table (as protobuf merges a message's fields met again)
     /// once `message_by_ctor`'s frame is gone: run from here, the general
     /// frame would sit on top of it at every level (~2.6 KiB of C
@@ -313,7 +313,7 @@ impl<'a> DecodeCtx<'a> {
     }
 
     /// The table of the fields `read` (their indices; their values at
-    /// `base + 1 ..`) through the C API, as [`Self::message`] makes one,
+    /// `base + 1 ..`) through the C API, as [`Self::walk_body`] makes one,
     /// left at `base` (where the speculated constructor was), the top.
     ///
     /// # Safety

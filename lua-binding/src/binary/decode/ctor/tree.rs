@@ -318,7 +318,7 @@ impl DecodeCtx<'_> {
             if f.kind.wire_type() == WireType::Varint {
                 // Counted first, so that the loop pushes
                 // within the reserve without a check a value;
-                // then read off the bytes (as `leaf_varints`),
+                // then read off the bytes (as `same_tag_varints`),
                 // the kind's conversion chosen once.
                 n = pbwire::packed::count_packed_varints(run);
                 if n > TREE_ARRAY || sig.leaves + n > TREE_LEAVES {
