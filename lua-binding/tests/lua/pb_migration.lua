@@ -29,6 +29,8 @@ local data = {
 }
 
 -- encode lua table data into binary format in lua string and return
+-- (in field number order, so the bytes can be checked)
+pb.option "encode_order"
 local bytes = assert(pb.encode("Person", data))
 assert(pb.tohex(bytes):sub(1, 17) == "0A 04 69 6C 73 65", pb.tohex(bytes))
 
@@ -95,6 +97,8 @@ pb.option "int64_as_string"
 local big = pb.decode("game.Player", pb.encode("game.Player", { uid = "#18446744073709551615" }))
 assert(big.uid == "#18446744073709551615", tostring(big.uid))
 pb.option "int64_as_number"
+
+pb.option "no_encode_order"
 
 -- the default table
 assert(pb.defaults("game.Item").count == 0)

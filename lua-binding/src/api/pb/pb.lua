@@ -149,6 +149,7 @@ local function add_message(st, m, prefix, file, proto3, out)
     local entry = {
         name = full, basename = m.name, kind = is_map and 'map' or 'message', full = full:sub(2),
         proto3 = proto3, fields = {}, by_name = {}, by_number = {}, file = file,
+        oneofs = {}, -- names of the real (not proto3 optional) oneofs
     }
     local oneofs = m.oneof_decl or {}
     for _, f in ipairs(m.field or {}) do
@@ -159,9 +160,13 @@ local function add_message(st, m, prefix, file, proto3, out)
             if f.options and f.options.packed ~= nil then packed = f.options.packed else packed = proto3 end
         end
         local oneof_name, oneof_index
-        if f.oneof_index and not f.proto3_optional then
+        if f.oneof_index then
             oneof_index = f.oneof_index
             oneof_name = oneofs[oneof_index + 1] and oneofs[oneof_index + 1].name
+            if oneof_name and not entry.oneofs[oneof_name] then
+                entry.oneofs[oneof_name] = true
+                entry.has_oneof = true
+            end
         end
         local item = {
             name = f.name, number = f.number, type_id = t,
@@ -170,8 +175,9 @@ local function add_message(st, m, prefix, file, proto3, out)
             label = repeated and (packed and 'packed' or 'repeated') or 'optional',
             repeated = repeated, oneof_name = oneof_name, oneof_index = oneof_index,
             is64 = IS64[t], unsigned = UNSIGNED64[t],
-            is_msg = t == 11 or t == 10, is_enum = t == 14,
+            is_msg = t == 11 or t == 10, is_enum = t == 14, p3opt = f.proto3_optional,
         }
+        if f.proto3_optional then entry.p3opt = true end
         entry.fields[#entry.fields + 1] = item
         entry.by_name[item.name] = item
         entry.by_number[item.number] = item
@@ -285,11 +291,16 @@ end
 
 local int64_mode_native = has_int and 'auto' or 'number'
 
-local function schema_for(st, proto3)
+-- `native`: the whole tree is proto3 without proto3 `optional` fields, so
+-- protolua's own defaults (zeros, the first enum value, empty arrays and
+-- maps) are lua-protobuf's; otherwise the walk fills them per message.
+local function schema_for(st, native)
     local defaults, empty = 'none', opt.decode_default_array
-    if opt.defaults == 'values' or (opt.defaults == 'auto' and proto3) then
+    if native and (opt.defaults == 'values' or opt.defaults == 'auto') then
         defaults = 'values'
-        empty = empty or proto3
+        empty = true
+    elseif native and opt.defaults == 'metatable' then
+        empty = true
     end
     local lax = opt.lax
     local int64 = opt.int64 == 'number' and int64_mode_native or 'string'
@@ -306,11 +317,62 @@ local function schema_for(st, proto3)
     return s
 end
 
+-- Whether a oneof occurs in the message or below it.
+local function reaches_oneof(e, st, seen)
+    if e.has_oneof then return true end
+    seen[e] = true
+    for _, f in ipairs(e.fields) do
+        local sub = f.is_msg and st.types[f.ref]
+        if sub and not seen[sub] and reaches_oneof(sub, st, seen) then return true end
+    end
+    return false
+end
+
+-- Whether every message in the tree is proto3 with no proto3 `optional`.
+local function pure_proto3(e, st, seen)
+    if not e.proto3 or e.p3opt then return false end
+    seen[e] = true
+    for _, f in ipairs(e.fields) do
+        local sub = f.is_msg and st.types[f.ref]
+        if sub and not seen[sub] and not pure_proto3(sub, st, seen) then return false end
+    end
+    return true
+end
+
+-- Whether no message in the tree is proto3 (so 'auto' fills nothing).
+local function pure_proto2(e, st, seen)
+    if e.proto3 then return false end
+    seen[e] = true
+    for _, f in ipairs(e.fields) do
+        local sub = f.is_msg and st.types[f.ref]
+        if sub and not seen[sub] and not pure_proto2(sub, st, seen) then return false end
+    end
+    return true
+end
+
 local function prepare(e, st)
-    e.h = schema_for(st, e.proto3):message(e.full)
+    if e.native == nil then
+        e.native = pure_proto3(e, st, {})
+        e.p2 = pure_proto2(e, st, {})
+        e.oneof_walk = reaches_oneof(e, st, {})
+    end
+    e.h = schema_for(st, e.native):message(e.full)
     e.ver = version
+    -- What the walk fills: nothing, 'auto' (proto3 messages), 'values'
+    -- (every message), 'arrays' (proto3 arrays and maps, for metatables).
+    local d = opt.defaults
+    e.fill = nil
+    if not e.native then
+        if d == 'values' then
+            e.fill = 'values'
+        elseif d == 'auto' and not e.p2 then
+            e.fill = 'auto'
+        elseif d == 'metatable' and not e.p2 then
+            e.fill = 'arrays'
+        end
+    end
     e.walk = opt.int64 ~= 'number' or opt.defaults == 'metatable' or opt.decode_default_message
-        or (opt.dec_hooks and next(st.hooks) ~= nil)
+        or (opt.dec_hooks and next(st.hooks) ~= nil) or e.fill or e.oneof_walk
         or st.defs['*map'] ~= nil or st.defs['*array'] ~= nil
     e.enc_walk = (opt.enc_hooks and next(st.enchooks) ~= nil) or opt.int64 ~= 'number' or opt.lax
 end
@@ -383,7 +445,7 @@ end
 -- Defaults tables (pb.defaults, use_default_metatable)
 
 local function default_of(e, f, st)
-    if f.repeated or f.oneof_index or f.is_msg then return nil end
+    if f.repeated or f.oneof_index or f.p3opt or f.is_msg then return nil end
     local d = f.default
     local t = f.type_id
     if f.is_enum then
@@ -454,6 +516,8 @@ end
 -- The decode walk (run only when an option needs it)
 
 local post_message
+-- Set by pb.decode for one call: fill declared defaults in the walk.
+local fill_defaults = nil
 
 local function post_value(f, v, st, depth)
     if f.is_msg then
@@ -508,6 +572,23 @@ post_message = function(e, t, st, depth)
             end
         end
     end
+    if e.has_oneof then
+        for _, f in ipairs(e.fields) do
+            if f.oneof_name and rawget(t, f.name) ~= nil then rawset(t, f.oneof_name, f.name) end
+        end
+    end
+    if fill_defaults and (e.proto3 or fill_defaults == 'values') then
+        if fill_defaults ~= 'arrays' then
+            for k, v in pairs(defaults_table(e, st)) do
+                if k ~= '__index' and rawget(t, k) == nil then rawset(t, k, v) end
+            end
+        end
+        if e.proto3 then
+            for _, f in ipairs(e.fields) do
+                if f.repeated and rawget(t, f.name) == nil then rawset(t, f.name, {}) end
+            end
+        end
+    end
     if opt.defaults == 'metatable' then setmetatable(t, defaults_table(e, st)) end
     local h = opt.dec_hooks and st.hooks[e.name]
     if h then
@@ -555,6 +636,15 @@ pre_message = function(e, t, st, depth)
         if type(t) ~= 'table' then return t end
     end
     local out = t
+    if e.has_oneof then
+        -- decode's `t[oneof] = member name` keys are not fields.
+        for name in pairs(e.oneofs) do
+            if rawget(t, name) ~= nil and e.by_name[name] == nil then
+                if out == t then out = copy(t) end
+                out[name] = nil
+            end
+        end
+    end
     for _, f in ipairs(e.fields) do
         local v = rawget(t, f.name)
         if v ~= nil and (f.is_msg or f.is_enum or f.is64) then
@@ -584,7 +674,7 @@ pre_message = function(e, t, st, depth)
             end
             if nv ~= v then
                 if out == t then out = copy(t) end
-                out[f.name] = nv
+                rawset(out, f.name, nv)
             end
         end
     end
@@ -607,9 +697,17 @@ function pb.encode(name, t)
         if e.kind == 'enum' then not_message(name, 'encode') end
         prepare(e, st)
     end
-    if e.enc_walk then t = pre_message(e, t, st, 1) end
-    return e.h:encode(t)
+    if e.enc_walk then return e.h:encode(pre_message(e, t, st, 1)) end
+    local ok, bytes = pcall(e.h.encode, e.h, t)
+    if ok then return bytes end
+    -- '#' int64 strings and decode's oneof name keys are taken by the walk,
+    -- run only when the plain encode refuses the table.
+    local ok2, walked = pcall(pre_message, e, t, st, 1)
+    if not ok2 or walked == t then error(bytes, 2) end
+    return e.h:encode(walked)
 end
+
+local decode_into
 
 --- pb.decode(type, data [, t]): the decoded table (merged into `t` if given).
 function pb.decode(name, data, into)
@@ -620,15 +718,28 @@ function pb.decode(name, data, into)
         if e.kind == 'enum' then not_message(name, 'decode') end
         prepare(e, st)
     end
+    if into ~= nil then return decode_into(e, st, data, into) end
     local t = e.h:decode(data or '')
-    if e.walk then t = post_message(e, t, st, 1) end
-    if into ~= nil then
-        for k, v in pairs(t) do into[k] = v end
-        local mt = getmetatable(t)
-        if mt and getmetatable(into) == nil then setmetatable(into, mt) end
-        return into
+    if e.walk then
+        fill_defaults = e.fill
+        t = post_message(e, t, st, 1)
     end
     return t
+end
+
+local INTO_OPTS = { defaults = 'none', empty = false }
+
+-- lua-protobuf fills no defaults when decoding into a given table.
+decode_into = function(e, st, data, into)
+    local t = e.h:decode(data or '', INTO_OPTS)
+    if e.walk then
+        fill_defaults = nil
+        t = post_message(e, t, st, 1)
+    end
+    for k, v in pairs(t) do into[k] = v end
+    local mt = getmetatable(t)
+    if mt and getmetatable(into) == nil then setmetatable(into, mt) end
+    return into
 end
 
 ---------------------------------------------------------------------------
@@ -693,12 +804,14 @@ end
 --- pb.enum(type, name | number): the number of a name, the name of a number.
 function pb.enum(name, key)
     local e = find(name, 'enum')
+    local item
     if type(key) == 'number' then
-        local item = e.by_number[key]
-        return item and item.name
+        item = e.by_number[key]
+        if item then return item.name end
+        return
     end
-    local item = e.by_name[key]
-    return item and item.number
+    item = e.by_name[key]
+    if item then return item.number end
 end
 
 ---------------------------------------------------------------------------
