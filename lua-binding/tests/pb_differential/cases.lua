@@ -43,11 +43,11 @@ local function out(name, ...)
     n = n + 1
     print(name .. ': ' .. table.concat(parts, ' '))
 end
+local function unpack_(t, i) return (table.unpack or unpack)(t, i, t.n or #t) end
 local function try(name, f, ...)
     local r = { pcall(f, ...) }
     if r[1] then out(name, unpack_(r, 2)) else out(name, 'ERROR') end
 end
-function unpack_(t, i) return (table.unpack or unpack)(t, i, t.n or #t) end
 
 assert(P:load([[
 syntax = "proto3";
@@ -156,15 +156,16 @@ for mi, mode in ipairs(modes) do
     for i, m in ipairs(msgs) do
         -- lua-protobuf recurses without end filling a recursive type's
         -- default sub-messages (Old.child is an Old; Wide holds an Old): skipped.
-        if default_messages and (m[1] == 'Old' or m[1] == 'more.Wide') then goto continue end
-        local ok, t = pcall(pb.decode, m[1], encoded[i])
-        if ok then
-            local mt = getmetatable(t)
-            out('decode ' .. table.concat(mode, '+') .. ' ' .. i, t, mt and rawget(mt, '__index') and 'meta' or 'nometa')
-        else
-            out('decode ' .. table.concat(mode, '+') .. ' ' .. i, 'ERROR')
+        if not (default_messages and (m[1] == 'Old' or m[1] == 'more.Wide')) then
+            local ok, t = pcall(pb.decode, m[1], encoded[i])
+            local name = 'decode ' .. table.concat(mode, '+') .. ' ' .. i
+            if ok then
+                local mt = getmetatable(t)
+                out(name, t, mt and rawget(mt, '__index') and 'meta' or 'nometa')
+            else
+                out(name, 'ERROR')
+            end
         end
-        ::continue::
     end
     for _, o in ipairs(resets) do pb.option(o) end
 end

@@ -328,6 +328,17 @@ local function reaches_oneof(e, st, seen)
     return false
 end
 
+-- Whether a 64-bit integer field occurs in the message or below it.
+local function reaches_int64(e, st, seen)
+    seen[e] = true
+    for _, f in ipairs(e.fields) do
+        if f.is64 then return true end
+        local sub = f.is_msg and st.types[f.ref]
+        if sub and not seen[sub] and reaches_int64(sub, st, seen) then return true end
+    end
+    return false
+end
+
 -- Whether every message in the tree is proto3 with no proto3 `optional`.
 local function pure_proto3(e, st, seen)
     if not e.proto3 or e.p3opt then return false end
@@ -355,8 +366,13 @@ local function prepare(e, st)
         e.native = pure_proto3(e, st, {})
         e.p2 = pure_proto2(e, st, {})
         e.oneof_walk = reaches_oneof(e, st, {})
+        -- Encode may meet '#' int64 strings or oneof name keys: it runs
+        -- protected, to retry through the walk.
+        e.enc_retry = e.oneof_walk or reaches_int64(e, st, {})
     end
     e.h = schema_for(st, e.native):message(e.full)
+    -- The bound methods, fetched once (a handle's __index is a lookup).
+    e.enc, e.dec = e.h.encode, e.h.decode
     e.ver = version
     -- What the walk fills: nothing, 'auto' (proto3 messages), 'values'
     -- (every message), 'arrays' (proto3 arrays and maps, for metatables).
@@ -375,6 +391,8 @@ local function prepare(e, st)
         or (opt.dec_hooks and next(st.hooks) ~= nil) or e.fill or e.oneof_walk
         or st.defs['*map'] ~= nil or st.defs['*array'] ~= nil
     e.enc_walk = (opt.enc_hooks and next(st.enchooks) ~= nil) or opt.int64 ~= 'number' or opt.lax
+    e.enc_plain = not e.enc_walk and not e.enc_retry
+    e.dec_plain = not e.walk
 end
 
 ---------------------------------------------------------------------------
@@ -688,8 +706,7 @@ local function not_message(name, fn)
     error(fmt("bad argument #1 to '%s' (type '%s' is not a message type)", fn, tostring(name)), 3)
 end
 
---- pb.encode(type, t): the message's bytes.
-function pb.encode(name, t)
+local function encode_slow(name, t)
     local st = cur or state()
     local e = st.types[name]
     if not e then e, st = find(name, 'encode') end
@@ -697,20 +714,33 @@ function pb.encode(name, t)
         if e.kind == 'enum' then not_message(name, 'encode') end
         prepare(e, st)
     end
-    if e.enc_walk then return e.h:encode(pre_message(e, t, st, 1)) end
-    local ok, bytes = pcall(e.h.encode, e.h, t)
+    if e.enc_walk then return e.enc(e.h, pre_message(e, t, st, 1)) end
+    if not e.enc_retry then return e.enc(e.h, t) end
+    local ok, bytes = pcall(e.enc, e.h, t)
     if ok then return bytes end
     -- '#' int64 strings and decode's oneof name keys are taken by the walk,
     -- run only when the plain encode refuses the table.
     local ok2, walked = pcall(pre_message, e, t, st, 1)
-    if not ok2 or walked == t then error(bytes, 2) end
-    return e.h:encode(walked)
+    if not ok2 or walked == t then error(bytes, 0) end
+    return e.enc(e.h, walked)
+end
+
+--- pb.encode(type, t): the message's bytes.
+function pb.encode(name, t)
+    local e = (cur or state()).types[name]
+    if e and e.ver == version then
+        if e.enc_plain then return e.enc(e.h, t) end
+        if not e.enc_walk then
+            local ok, bytes = pcall(e.enc, e.h, t)
+            if ok then return bytes end
+        end
+    end
+    return encode_slow(name, t)
 end
 
 local decode_into
 
---- pb.decode(type, data [, t]): the decoded table (merged into `t` if given).
-function pb.decode(name, data, into)
+local function decode_slow(name, data, into)
     local st = cur or state()
     local e = st.types[name]
     if not e then e, st = find(name, 'decode') end
@@ -719,12 +749,19 @@ function pb.decode(name, data, into)
         prepare(e, st)
     end
     if into ~= nil then return decode_into(e, st, data, into) end
-    local t = e.h:decode(data or '')
+    local t = e.dec(e.h, data or '')
     if e.walk then
         fill_defaults = e.fill
         t = post_message(e, t, st, 1)
     end
     return t
+end
+
+--- pb.decode(type, data [, t]): the decoded table (merged into `t` if given).
+function pb.decode(name, data, into)
+    local e = (cur or state()).types[name]
+    if e and e.dec_plain and into == nil and data and e.ver == version then return e.dec(e.h, data) end
+    return decode_slow(name, data, into)
 end
 
 local INTO_OPTS = { defaults = 'none', empty = false }
