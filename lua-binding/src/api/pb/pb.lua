@@ -9,21 +9,25 @@
 -- default metatables, default sub-messages) is done by a walk over the
 -- decoded table, run only when one of those is enabled.
 local protolua = require('protolua')
+-- The walks' constructor (walk.lua), passed by the loader.
+local make_walk = ...
+-- The fast paths: type name (both spellings) -> bound encode/decode method
+-- and handle of each type whose plain call is the whole job (try_fn: an
+-- encode that retries through the walk when refused). Cleared by bump().
+local fast = { enc_fn = {}, enc_h = {}, dec_fn = {}, dec_h = {}, try_fn = {} }
 
 local type, pairs, ipairs, rawget, rawset, setmetatable, tostring, tonumber, error, pcall =
     type, pairs, ipairs, rawget, rawset, setmetatable, tostring, tonumber, error, pcall
-local fmt, concat, floor = string.format, table.concat, math.floor
+local fmt, concat = string.format, table.concat
 
 local pb = {}
 
-local is_luajit = type(jit) == 'table'
 local has_int = math.type ~= nil and math.type(1) == 'integer'
 
 -- The descriptor schema: FileDescriptorSet bytes <-> tables.
 local desc = protolua.parse('syntax = "proto2"; import "google/protobuf/descriptor.proto";',
     { name = 'protolua/pb_descriptor.proto', enums = 'number', int64 = 'string' })
 local FDS = desc:message('google.protobuf.FileDescriptorSet')
-local FDP = desc:message('google.protobuf.FileDescriptorProto')
 
 -- Field type numbers (FieldDescriptorProto.Type) to lua-protobuf's names.
 local TYPE_NAMES = {
@@ -45,6 +49,13 @@ local opt = {
 -- Bumped by every pb.option and state change: type entries re-derive
 -- their handle and walk flags when it differs from theirs.
 local version = 0
+
+local function bump()
+    version = version + 1
+    for _, t in pairs(fast) do
+        for k in pairs(t) do t[k] = nil end
+    end
+end
 
 local OPTIONS = {
     enum_as_name = function() opt.enum_as_value = false end,
@@ -80,7 +91,7 @@ function pb.option(name)
         error(fmt("bad argument #1 to 'option' (invalid option '%s')", tostring(name)), 2)
     end
     f()
-    version = version + 1
+    bump()
 end
 
 ---------------------------------------------------------------------------
@@ -108,7 +119,7 @@ local cur = nil
 local function state()
     if not cur then
         cur = new_state()
-        version = version + 1
+        bump()
     end
     return cur
 end
@@ -123,7 +134,7 @@ function pb.state(...)
             error("bad argument #1 to 'state' (pb.State expected, got " .. type(s) .. ')', 2)
         end
         cur = s
-        version = version + 1
+        bump()
     end
     return old
 end
@@ -216,7 +227,7 @@ local function rebuild(st, files, order)
     if not built then return nil, err end
     st.files, st.order, st.bytes, st.schemas = files, order, bytes, {}
     index_types(st)
-    version = version + 1
+    bump()
     return true
 end
 
@@ -262,7 +273,7 @@ function pb.clear(name)
     local st = state()
     if name == nil then
         cur = new_state()
-        version = version + 1
+        bump()
         return
     end
     local e = st.types[name]
@@ -274,7 +285,7 @@ function pb.clear(name)
             break
         end
     end
-    version = version + 1
+    bump()
 end
 
 local function find(name, fn)
@@ -393,118 +404,24 @@ local function prepare(e, st)
     e.enc_walk = (opt.enc_hooks and next(st.enchooks) ~= nil) or opt.int64 ~= 'number' or opt.lax
     e.enc_plain = not e.enc_walk and not e.enc_retry
     e.dec_plain = not e.walk
-end
-
----------------------------------------------------------------------------
--- int64 as lua-protobuf's '#' strings
-
-local INT_MIN, UINT_MAX = -2147483648, 4294967295
-
--- Decimal digits of |v| divided by 16: quotient digits and remainder.
-local function div16(digits)
-    local q, r = {}, 0
-    for i = 1, #digits do
-        local d = r * 10 + digits:byte(i) - 48
-        q[#q + 1] = string.char(48 + floor(d / 16))
-        r = d % 16
-    end
-    return (concat(q):gsub('^0+', '')), r
-end
-
-local function dec_to_hex(digits)
-    if digits == '0' then return '' end
-    local out = {}
-    while digits ~= '' do
-        local r
-        digits, r = div16(digits)
-        out[#out + 1] = ('0123456789ABCDEF'):sub(r + 1, r + 1)
-    end
-    return concat(out):reverse()
-end
-
--- A decoded 64-bit value (a decimal string) in the current int64 mode.
-local function int64_value(s)
-    local n = tonumber(s)
-    if n >= INT_MIN and n <= UINT_MAX then
-        if has_int then return math.tointeger(n) or n end
-        return n
-    end
-    local neg = s:sub(1, 1) == '-'
-    local digits = neg and s:sub(2) or s
-    if opt.int64 == 'string' then return '#' .. s end
-    return '#' .. (neg and '-' or '') .. '0x' .. dec_to_hex(digits)
-end
-
--- A '#'-prefixed string (decimal or 0x hex) as the decimal protolua takes.
-local function from_hash(v)
-    if type(v) ~= 'string' or v:sub(1, 1) ~= '#' then return v end
-    local neg, body = v:match('^#(%-?)(.*)$')
-    local hex = body:match('^0[xX](%x+)$')
-    if not hex then return neg .. body end
-    local digits = '0'
-    for i = 1, #hex do
-        -- digits = digits * 16 + hex digit, in decimal.
-        local carry, out = tonumber(hex:sub(i, i), 16), {}
-        for j = #digits, 1, -1 do
-            local d = (digits:byte(j) - 48) * 16 + carry
-            out[#out + 1] = string.char(48 + d % 10)
-            carry = floor(d / 10)
+    if st == cur then
+        for _, n in ipairs({ e.name, e.name:sub(2) }) do
+            if e.enc_plain then fast.enc_fn[n], fast.enc_h[n] = e.enc, e.h end
+            if not e.enc_walk and e.enc_retry then fast.try_fn[n], fast.enc_h[n] = e.enc, e.h end
+            if e.dec_plain then fast.dec_fn[n], fast.dec_h[n] = e.dec, e.h end
         end
-        while carry > 0 do
-            out[#out + 1] = string.char(48 + carry % 10)
-            carry = floor(carry / 10)
-        end
-        digits = (concat(out):reverse():gsub('^0+(%d)', '%1'))
     end
-    return neg .. digits
 end
 
----------------------------------------------------------------------------
--- Defaults tables (pb.defaults, use_default_metatable)
-
-local function default_of(e, f, st)
-    if f.repeated or f.oneof_index or f.p3opt or f.is_msg then return nil end
-    local d = f.default
-    local t = f.type_id
-    if f.is_enum then
-        local en = st.types[f.ref]
-        if not en then return nil end
-        local item = d and en.by_name[d] or (e.proto3 and en.values[1]) or nil
-        if not item then return nil end
-        return opt.enum_as_value and item.number or item.name
-    elseif t == 9 or t == 12 then
-        if d then return d end
-        return e.proto3 and '' or nil
-    elseif t == 8 then
-        if d then return d == 'true' end
-        if e.proto3 then return false end
-    elseif t == 1 or t == 2 then
-        if d then return tonumber(d) end
-        if e.proto3 then return 0.0 end
-    else
-        if d then
-            local n = tonumber(d)
-            if n and f.is64 and opt.int64 ~= 'number' then return int64_value(d) end
-            return n
-        end
-        if e.proto3 then return 0 end
-    end
-    return nil
-end
-
-local function defaults_table(e, st)
-    local t = st.defs[e.name]
-    if t == nil then
-        t = {}
-        for _, f in ipairs(e.fields) do
-            local v = default_of(e, f, st)
-            if v ~= nil then t[f.name] = v end
-        end
-        t.__index = t
-        st.defs[e.name] = t
-    end
-    return t
-end
+local W = make_walk({
+    opt = opt,
+    has_int = has_int,
+    -- A type's handle and flags for the current options.
+    ready = function(e, st)
+        if e.ver ~= version then prepare(e, st) end
+    end,
+})
+local defaults_table = W.defaults_table
 
 --- pb.defaults(type [, t]): the table of a message type's default values
 --- (its metatable under use_default_metatable); with `t`, set it (nil
@@ -515,7 +432,7 @@ function pb.defaults(name, ...)
         local old = st.defs[name]
         if select('#', ...) > 0 then
             st.defs[name] = (...)
-            version = version + 1
+            bump()
         end
         return old
     end
@@ -525,178 +442,9 @@ function pb.defaults(name, ...)
         local t = ...
         if t ~= nil then t.__index = t.__index or t end
         st.defs[e.name] = t
-        version = version + 1
+        bump()
     end
     return old
-end
-
----------------------------------------------------------------------------
--- The decode walk (run only when an option needs it)
-
-local post_message
--- Set by pb.decode for one call: fill declared defaults in the walk.
-local fill_defaults = nil
-
-local function post_value(f, v, st, depth)
-    if f.is_msg then
-        local sub = st.types[f.ref]
-        if sub and type(v) == 'table' then return post_message(sub, v, st, depth + 1) end
-    elseif f.is_enum then
-        local h = opt.dec_hooks and st.hooks[f.ref]
-        if h then
-            local r = h(v)
-            if r ~= nil then return r end
-        end
-    elseif f.is64 and opt.int64 ~= 'number' and type(v) == 'string' then
-        return int64_value(v)
-    end
-    return v
-end
-
-post_message = function(e, t, st, depth)
-    if depth > 200 then error('pb.decode: message nested too deeply', 0) end
-    for _, f in ipairs(e.fields) do
-        local v = rawget(t, f.name)
-        if v ~= nil then
-            local sub = f.is_msg and st.types[f.ref]
-            if sub and sub.kind == 'map' then
-                local vf = sub.by_number[2]
-                local kf = sub.by_number[1]
-                local fixed = {}
-                for k, x in pairs(v) do
-                    local nk = post_value(kf, k, st, depth)
-                    fixed[#fixed + 1] = { k, nk, post_value(vf, x, st, depth) }
-                end
-                for _, kv in ipairs(fixed) do
-                    if kv[1] ~= kv[2] then v[kv[1]] = nil end
-                    v[kv[2]] = kv[3]
-                end
-                local mt = st.defs['*map']
-                if mt then setmetatable(v, mt) end
-            elseif f.repeated then
-                for i = 1, #v do v[i] = post_value(f, v[i], st, depth) end
-                local mt = st.defs['*array']
-                if mt then setmetatable(v, mt) end
-            else
-                rawset(t, f.name, post_value(f, v, st, depth))
-            end
-        elseif f.is_msg and not f.repeated and not f.oneof_index and opt.decode_default_message then
-            local sub = st.types[f.ref]
-            if sub and sub.kind == 'message' then
-                if sub.ver ~= version then prepare(sub, st) end
-                local d = sub.h:decode('')
-                if opt.defaults == 'metatable' then setmetatable(d, defaults_table(sub, st)) end
-                rawset(t, f.name, d)
-            end
-        end
-    end
-    if e.has_oneof then
-        for _, f in ipairs(e.fields) do
-            if f.oneof_name and rawget(t, f.name) ~= nil then rawset(t, f.oneof_name, f.name) end
-        end
-    end
-    if fill_defaults and (e.proto3 or fill_defaults == 'values') then
-        if fill_defaults ~= 'arrays' then
-            for k, v in pairs(defaults_table(e, st)) do
-                if k ~= '__index' and rawget(t, k) == nil then rawset(t, k, v) end
-            end
-        end
-        if e.proto3 then
-            for _, f in ipairs(e.fields) do
-                if f.repeated and rawget(t, f.name) == nil then rawset(t, f.name, {}) end
-            end
-        end
-    end
-    if opt.defaults == 'metatable' then setmetatable(t, defaults_table(e, st)) end
-    local h = opt.dec_hooks and st.hooks[e.name]
-    if h then
-        local r = h(t)
-        if r ~= nil then return r end
-    end
-    return t
-end
-
----------------------------------------------------------------------------
--- The encode walk: encode hooks and '#' int64 strings, copy on write
-
-local pre_message
-
-local function pre_value(f, v, st, depth)
-    if f.is_msg then
-        local sub = st.types[f.ref]
-        if sub and type(v) == 'table' then return pre_message(sub, v, st, depth + 1) end
-        return v
-    elseif f.is_enum then
-        local h = opt.enc_hooks and st.enchooks[f.ref]
-        if h then
-            local r = h(v)
-            if r ~= nil then return r end
-        end
-        return v
-    elseif f.is64 then
-        return from_hash(v)
-    end
-    return v
-end
-
-local function copy(t)
-    local c = {}
-    for k, v in pairs(t) do c[k] = v end
-    return c
-end
-
-pre_message = function(e, t, st, depth)
-    if depth > 200 then error('pb.encode: message nested too deeply', 0) end
-    local h = opt.enc_hooks and st.enchooks[e.name]
-    if h then
-        local r = h(t)
-        if r ~= nil then t = r end
-        if type(t) ~= 'table' then return t end
-    end
-    local out = t
-    if e.has_oneof then
-        -- decode's `t[oneof] = member name` keys are not fields.
-        for name in pairs(e.oneofs) do
-            if rawget(t, name) ~= nil and e.by_name[name] == nil then
-                if out == t then out = copy(t) end
-                out[name] = nil
-            end
-        end
-    end
-    for _, f in ipairs(e.fields) do
-        local v = rawget(t, f.name)
-        if v ~= nil and (f.is_msg or f.is_enum or f.is64) then
-            local nv = v
-            local sub = f.is_msg and st.types[f.ref]
-            if type(v) == 'table' and sub and sub.kind == 'map' then
-                local vf = sub.by_number[2]
-                local kf = sub.by_number[1]
-                for k, x in pairs(v) do
-                    local nk, nx = pre_value(kf, k, st, depth), pre_value(vf, x, st, depth)
-                    if nk ~= k or nx ~= x then
-                        if nv == v then nv = copy(v) end
-                        nv[k] = nil
-                        nv[nk] = nx
-                    end
-                end
-            elseif f.repeated and type(v) == 'table' then
-                for i = 1, #v do
-                    local x = pre_value(f, v[i], st, depth)
-                    if x ~= v[i] then
-                        if nv == v then nv = copy(v) end
-                        nv[i] = x
-                    end
-                end
-            else
-                nv = pre_value(f, v, st, depth)
-            end
-            if nv ~= v then
-                if out == t then out = copy(t) end
-                rawset(out, f.name, nv)
-            end
-        end
-    end
-    return out
 end
 
 ---------------------------------------------------------------------------
@@ -714,26 +462,27 @@ local function encode_slow(name, t)
         if e.kind == 'enum' then not_message(name, 'encode') end
         prepare(e, st)
     end
-    if e.enc_walk then return e.enc(e.h, pre_message(e, t, st, 1)) end
+    if e.enc_walk then return e.enc(e.h, W.pre(e, t, st)) end
     if not e.enc_retry then return e.enc(e.h, t) end
     local ok, bytes = pcall(e.enc, e.h, t)
     if ok then return bytes end
     -- '#' int64 strings and decode's oneof name keys are taken by the walk,
     -- run only when the plain encode refuses the table.
-    local ok2, walked = pcall(pre_message, e, t, st, 1)
+    local ok2, walked = pcall(W.pre, e, t, st)
     if not ok2 or walked == t then error(bytes, 0) end
     return e.enc(e.h, walked)
 end
 
 --- pb.encode(type, t): the message's bytes.
+local enc_fn, enc_h, dec_fn, dec_h, try_fn = fast.enc_fn, fast.enc_h, fast.dec_fn, fast.dec_h, fast.try_fn
+
 function pb.encode(name, t)
-    local e = (cur or state()).types[name]
-    if e and e.ver == version then
-        if e.enc_plain then return e.enc(e.h, t) end
-        if not e.enc_walk then
-            local ok, bytes = pcall(e.enc, e.h, t)
-            if ok then return bytes end
-        end
+    local f = enc_fn[name]
+    if f then return f(enc_h[name], t) end
+    f = try_fn[name]
+    if f then
+        local ok, bytes = pcall(f, enc_h[name], t)
+        if ok then return bytes end
     end
     return encode_slow(name, t)
 end
@@ -751,16 +500,15 @@ local function decode_slow(name, data, into)
     if into ~= nil then return decode_into(e, st, data, into) end
     local t = e.dec(e.h, data or '')
     if e.walk then
-        fill_defaults = e.fill
-        t = post_message(e, t, st, 1)
+        t = W.post(e, t, st, e.fill)
     end
     return t
 end
 
 --- pb.decode(type, data [, t]): the decoded table (merged into `t` if given).
 function pb.decode(name, data, into)
-    local e = (cur or state()).types[name]
-    if e and e.dec_plain and into == nil and data and e.ver == version then return e.dec(e.h, data) end
+    local f = dec_fn[name]
+    if f and into == nil and data then return f(dec_h[name], data) end
     return decode_slow(name, data, into)
 end
 
@@ -770,8 +518,7 @@ local INTO_OPTS = { defaults = 'none', empty = false }
 decode_into = function(e, st, data, into)
     local t = e.h:decode(data or '', INTO_OPTS)
     if e.walk then
-        fill_defaults = nil
-        t = post_message(e, t, st, 1)
+        t = W.post(e, t, st, nil)
     end
     for k, v in pairs(t) do into[k] = v end
     local mt = getmetatable(t)
@@ -865,7 +612,7 @@ local function set_hook(tbl_name, fn_name, name, ...)
             error(fmt("bad argument #2 to '%s' (function expected, got %s)", fn_name, type(f)), 3)
         end
         hooks[e.name] = f
-        version = version + 1
+        bump()
     end
     return old
 end
@@ -897,7 +644,6 @@ function pb._descriptor_set()
 end
 
 pb._desc = desc
-pb._FDP = FDP
 pb._FDS = FDS
 
 return pb
