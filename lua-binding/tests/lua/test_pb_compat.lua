@@ -105,6 +105,21 @@ T.test('pb: oneof name keys, as lua-protobuf sets them', fresh(function()
     T.eq({ pb.field('Opt', 'maybe') }, { 'maybe', 1, 'int32', nil, 'optional', '_maybe', 0 })
 end))
 
+T.test('pb: extensions are fields under their own name', fresh(function()
+    assert(protoc.new():load([[
+syntax = "proto2";
+package ex;
+message Base { optional int32 a = 1; extensions 100 to 200; }
+extend Base { optional string note = 100; }
+message Holder { extend Base { optional int32 inner_ext = 101; } }
+]], 'ex.proto'))
+    local bytes = pb.encode('ex.Base', { a = 1, note = 'n', inner_ext = 5 })
+    T.eq(T.hex(bytes), '0801a206016ea80605')
+    T.eq(pb.decode('ex.Base', bytes), { a = 1, note = 'n', inner_ext = 5 })
+    T.eq({ pb.field('ex.Base', 'note') }, { 'note', 100, 'string', nil, 'optional' })
+    T.eq(pb.field('ex.Base', 101), 'inner_ext')
+end))
+
 T.test('pb: decode into a table fills no defaults', fresh(function()
     load_person()
     local into = pb.decode('demo.Person', '\16\1', {})

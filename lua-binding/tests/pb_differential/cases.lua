@@ -110,6 +110,14 @@ message Wide {
 }
 ]], 'more.proto'))
 
+assert(P:load([[
+syntax = "proto2";
+package ex;
+message Base { optional int32 a = 1; extensions 100 to 200; }
+extend Base { optional string note = 100; repeated int64 big = 102; }
+message Holder { extend Base { optional Base inner_ext = 101; } }
+]], 'ex.proto'))
+
 pb.option('encode_order')
 local msgs = {
     { 'demo.Person', { name = 'Ann', id = 150, emails = { 'a', 'b' }, phones = { { number = '1', kind = 'WORK' } } } },
@@ -127,6 +135,7 @@ local msgs = {
     { 'more.Wide', { flags = { 0, 4294967295 }, inf = 1 / 0, legacy = { a = 1, color = 'BLUE' } } },
     { 'more.Wide', { inner = { ['#4294967297'] = { xs = { 1, 4294967296 }, c = 'RED' } }, maybe = 0 } },
     { 'more.Wide', { inf = -0.0 } },
+    { 'ex.Base', { a = 1, note = 'n', big = { 1, 9007199254740993 }, inner_ext = { note = 'deep' } } },
 }
 local encoded = {}
 for i, m in ipairs(msgs) do
@@ -155,8 +164,9 @@ for mi, mode in ipairs(modes) do
     local default_messages = mode[1] == 'decode_default_message' or mode[2] == 'decode_default_message'
     for i, m in ipairs(msgs) do
         -- lua-protobuf recurses without end filling a recursive type's
-        -- default sub-messages (Old.child is an Old; Wide holds an Old): skipped.
-        if not (default_messages and (m[1] == 'Old' or m[1] == 'more.Wide')) then
+        -- default sub-messages (Old.child is an Old; Wide holds an Old; Base's
+        -- extension inner_ext is a Base): skipped.
+        if not (default_messages and (m[1] == 'Old' or m[1] == 'more.Wide' or m[1] == 'ex.Base')) then
             local ok, t = pcall(pb.decode, m[1], encoded[i])
             local name = 'decode ' .. table.concat(mode, '+') .. ' ' .. i
             if ok then
@@ -174,7 +184,7 @@ end
 for _, name in ipairs({ 'demo.Person', '.demo.Phone', 'demo.Kind', '.demo.Person.ScoresEntry', 'Old', 'Color', 'nope' }) do
     out('type ' .. name, pb.type(name))
 end
-for _, tname in ipairs({ 'demo.Person', 'Old', 'more.Wide' }) do
+for _, tname in ipairs({ 'demo.Person', 'Old', 'more.Wide', 'ex.Base' }) do
     local fields = {}
     for name, number, ftype in pb.fields(tname) do fields[#fields + 1] = name .. '/' .. number .. '/' .. ftype end
     table.sort(fields)
@@ -184,6 +194,7 @@ for _, f in ipairs({ 'name', 'phones', 'scores', 'big', 'pager', 'nums', 'kinds'
     out('field Person ' .. tostring(f), pb.field('demo.Person', f))
 end
 out('field Wide maybe', pb.field('more.Wide', 'maybe'))
+out('field Base inner_ext', pb.field('ex.Base', 'inner_ext'))
 out('field Wide by_id', pb.field('more.Wide', 'by_id'))
 out('defaults Wide', pb.defaults('more.Wide'))
 for _, f in ipairs({ 'a', 'b', 's', 'f', 'plain', 'list', 'color', 'i64', 'x' }) do

@@ -154,7 +154,28 @@ local function add_enum(st, e, prefix, file)
     return entry
 end
 
-local function add_message(st, m, prefix, file, proto3, out)
+-- One field's description (pb.field's values and what the walks need).
+local function field_item(f, proto3, oneofs)
+    local t = f.type
+    local repeated = f.label == 3
+    local packed = false
+    if repeated and PACKABLE[t] then
+        if f.options and f.options.packed ~= nil then packed = f.options.packed else packed = proto3 end
+    end
+    local oneof_index = f.oneof_index
+    return {
+        name = f.name, number = f.number, type_id = t,
+        type = f.type_name or TYPE_NAMES[t] or '<unknown>',
+        ref = f.type_name, default = f.default_value,
+        label = repeated and (packed and 'packed' or 'repeated') or 'optional',
+        repeated = repeated, oneof_index = oneof_index,
+        oneof_name = oneof_index and oneofs[oneof_index + 1] and oneofs[oneof_index + 1].name,
+        is64 = IS64[t], unsigned = UNSIGNED64[t],
+        is_msg = t == 11 or t == 10, is_enum = t == 14, p3opt = f.proto3_optional,
+    }
+end
+
+local function add_message(st, m, prefix, file, proto3, out, exts)
     local full = prefix .. '.' .. m.name
     local is_map = m.options ~= nil and m.options.map_entry == true
     local entry = {
@@ -164,53 +185,50 @@ local function add_message(st, m, prefix, file, proto3, out)
     }
     local oneofs = m.oneof_decl or {}
     for _, f in ipairs(m.field or {}) do
-        local t = f.type
-        local repeated = f.label == 3
-        local packed = false
-        if repeated and PACKABLE[t] then
-            if f.options and f.options.packed ~= nil then packed = f.options.packed else packed = proto3 end
+        local item = field_item(f, proto3, oneofs)
+        if item.oneof_name and not entry.oneofs[item.oneof_name] then
+            entry.oneofs[item.oneof_name] = true
+            entry.has_oneof = true
         end
-        local oneof_name, oneof_index
-        if f.oneof_index then
-            oneof_index = f.oneof_index
-            oneof_name = oneofs[oneof_index + 1] and oneofs[oneof_index + 1].name
-            if oneof_name and not entry.oneofs[oneof_name] then
-                entry.oneofs[oneof_name] = true
-                entry.has_oneof = true
-            end
-        end
-        local item = {
-            name = f.name, number = f.number, type_id = t,
-            type = f.type_name or TYPE_NAMES[t] or '<unknown>',
-            ref = f.type_name, default = f.default_value,
-            label = repeated and (packed and 'packed' or 'repeated') or 'optional',
-            repeated = repeated, oneof_name = oneof_name, oneof_index = oneof_index,
-            is64 = IS64[t], unsigned = UNSIGNED64[t],
-            is_msg = t == 11 or t == 10, is_enum = t == 14, p3opt = f.proto3_optional,
-        }
         if f.proto3_optional then entry.p3opt = true end
         entry.fields[#entry.fields + 1] = item
         entry.by_name[item.name] = item
         entry.by_number[item.number] = item
     end
+    for _, x in ipairs(m.extension or {}) do exts[#exts + 1] = { x, full, proto3 } end
     out[#out + 1] = entry
-    for _, n in ipairs(m.nested_type or {}) do add_message(st, n, full, file, proto3, out) end
+    for _, n in ipairs(m.nested_type or {}) do add_message(st, n, full, file, proto3, out, exts) end
     for _, e in ipairs(m.enum_type or {}) do out[#out + 1] = add_enum(st, e, full, file) end
 end
 
 local function index_types(st)
-    local types, list = {}, {}
+    local types, list, exts = {}, {}, {}
     for _, name in ipairs(st.order) do
         local f = st.files[name]
         local prefix = (f.package and f.package ~= '') and ('.' .. f.package) or ''
         local proto3 = f.syntax == 'proto3'
         local out = {}
-        for _, m in ipairs(f.message_type or {}) do add_message(st, m, prefix, name, proto3, out) end
+        for _, x in ipairs(f.extension or {}) do exts[#exts + 1] = { x, prefix, proto3 } end
+        for _, m in ipairs(f.message_type or {}) do add_message(st, m, prefix, name, proto3, out, exts) end
         for _, e in ipairs(f.enum_type or {}) do out[#out + 1] = add_enum(st, e, prefix, name) end
         for _, e in ipairs(out) do
             list[#list + 1] = e
             types[e.name] = e
             types[e.name:sub(2)] = e
+        end
+    end
+    -- Extensions are fields of the extended message under their own name,
+    -- as lua-protobuf has them; protolua's table key is '[full.name]'.
+    for _, x in ipairs(exts) do
+        local f, scope = x[1], x[2]
+        local target = types[f.extendee or '']
+        if target and target.by_name[f.name] == nil then
+            local item = field_item(f, x[3], {})
+            item.ext_key = '[' .. (scope .. '.' .. f.name):gsub('^%.', '') .. ']'
+            target.fields[#target.fields + 1] = item
+            target.by_name[item.name] = item
+            target.by_number[item.number] = item
+            target.has_ext = true
         end
     end
     st.types, st.list = types, list
@@ -328,9 +346,9 @@ local function schema_for(st, native)
     return s
 end
 
--- Whether a oneof occurs in the message or below it.
+-- Whether a oneof or an extension occurs in the message or below it.
 local function reaches_oneof(e, st, seen)
-    if e.has_oneof then return true end
+    if e.has_oneof or e.has_ext then return true end
     seen[e] = true
     for _, f in ipairs(e.fields) do
         local sub = f.is_msg and st.types[f.ref]

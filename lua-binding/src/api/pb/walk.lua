@@ -148,6 +148,15 @@ end
 
 post_message = function(e, t, st, depth)
     if depth > 200 then error('pb.decode: message nested too deeply', 0) end
+    if e.has_ext then
+        for _, f in ipairs(e.fields) do
+            local key = f.ext_key
+            if key and rawget(t, key) ~= nil then
+                rawset(t, f.name, rawget(t, key))
+                rawset(t, key, nil)
+            end
+        end
+    end
     for _, f in ipairs(e.fields) do
         local v = rawget(t, f.name)
         if v ~= nil then
@@ -286,6 +295,16 @@ pre_message = function(e, t, st, depth)
             if nv ~= v then
                 if out == t then out = copy(t) end
                 rawset(out, f.name, nv)
+            end
+        end
+    end
+    if e.has_ext then
+        for _, f in ipairs(e.fields) do
+            local v = rawget(out, f.name)
+            if f.ext_key and v ~= nil then
+                if out == t then out = copy(t) end
+                out[f.ext_key] = v
+                out[f.name] = nil
             end
         end
     end
