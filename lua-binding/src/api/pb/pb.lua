@@ -14,7 +14,7 @@ local make_walk = ...
 -- The fast paths: type name (both spellings) -> bound encode/decode method
 -- and handle of each type whose plain call is the whole job (try_fn: an
 -- encode that retries through the walk when refused). Cleared by bump().
-local fast = { enc_fn = {}, enc_h = {}, dec_fn = {}, dec_h = {}, try_fn = {} }
+local fast = { enc_fn = {}, enc_h = {}, dec_fn = {}, dec_h = {}, try_fn = {}, lit_e = {} }
 
 local type, pairs, ipairs, rawget, rawset, setmetatable, tostring, tonumber, error, pcall =
     type, pairs, ipairs, rawget, rawset, setmetatable, tostring, tonumber, error, pcall
@@ -390,15 +390,18 @@ local function pure_proto2(e, st, seen)
     return true
 end
 
+-- A type's option-independent flags, computed once.
+local function classify(e, st)
+    e.native = pure_proto3(e, st, {})
+    e.p2 = pure_proto2(e, st, {})
+    e.oneof_walk = reaches_oneof(e, st, {})
+    -- Encode may meet '#' int64 strings, oneof name keys or extension
+    -- names: it runs protected, to retry through the walk.
+    e.enc_retry = e.oneof_walk or reaches_int64(e, st, {})
+end
+
 local function prepare(e, st)
-    if e.native == nil then
-        e.native = pure_proto3(e, st, {})
-        e.p2 = pure_proto2(e, st, {})
-        e.oneof_walk = reaches_oneof(e, st, {})
-        -- Encode may meet '#' int64 strings or oneof name keys: it runs
-        -- protected, to retry through the walk.
-        e.enc_retry = e.oneof_walk or reaches_int64(e, st, {})
-    end
+    if e.native == nil then classify(e, st) end
     e.h = schema_for(st, e.native):message(e.full)
     -- The bound methods, fetched once (a handle's __index is a lookup).
     e.enc, e.dec = e.h.encode, e.h.decode
@@ -417,8 +420,11 @@ local function prepare(e, st)
         end
     end
     e.walk = opt.int64 ~= 'number' or opt.defaults == 'metatable' or opt.decode_default_message
-        or (opt.dec_hooks and next(st.hooks) ~= nil) or e.fill or e.oneof_walk
+        or (opt.dec_hooks and next(st.hooks) ~= nil) or e.fill
         or st.defs['*map'] ~= nil or st.defs['*array'] ~= nil
+    -- Only oneof keys and extension names to set: the light walk.
+    e.light = not e.walk and e.oneof_walk
+    e.walk = e.walk or e.oneof_walk
     e.enc_walk = (opt.enc_hooks and next(st.enchooks) ~= nil) or opt.int64 ~= 'number' or opt.lax
     e.enc_plain = not e.enc_walk and not e.enc_retry
     e.dec_plain = not e.walk
@@ -427,12 +433,14 @@ local function prepare(e, st)
             if e.enc_plain then fast.enc_fn[n], fast.enc_h[n] = e.enc, e.h end
             if not e.enc_walk and e.enc_retry then fast.try_fn[n], fast.enc_h[n] = e.enc, e.h end
             if e.dec_plain then fast.dec_fn[n], fast.dec_h[n] = e.dec, e.h end
+            if e.light then fast.lit_e[n] = e end
         end
     end
 end
 
 local W = make_walk({
     opt = opt,
+    classify = classify,
     has_int = has_int,
     -- A type's handle and flags for the current options.
     ready = function(e, st)
@@ -517,16 +525,22 @@ local function decode_slow(name, data, into)
     end
     if into ~= nil then return decode_into(e, st, data, into) end
     local t = e.dec(e.h, data or '')
-    if e.walk then
+    if e.light then
+        t = W.light(e, t, st)
+    elseif e.walk then
         t = W.post(e, t, st, e.fill)
     end
     return t
 end
 
 --- pb.decode(type, data [, t]): the decoded table (merged into `t` if given).
+local lit_e, light = fast.lit_e, W.light
+
 function pb.decode(name, data, into)
     local f = dec_fn[name]
     if f and into == nil and data then return f(dec_h[name], data) end
+    local e = lit_e[name]
+    if e and into == nil and data then return light(e, e.dec(e.h, data), cur) end
     return decode_slow(name, data, into)
 end
 

@@ -312,8 +312,76 @@ pre_message = function(e, t, st, depth)
 end
 
 ---------------------------------------------------------------------------
+-- The light decode walk: only lua-protobuf's oneof name keys and extension
+-- names, descending only into fields whose type can hold either.
+
+-- The message type of a field's values (a map's value type), or nil.
+local function value_type(f, st)
+    local sub = f.is_msg and st.types[f.ref]
+    if sub and sub.kind == 'map' then
+        local vf = sub.by_number[2]
+        sub = vf and vf.is_msg and st.types[vf.ref]
+    end
+    return sub or nil
+end
+
+-- The fields of `e` the light walk descends into, computed once per type.
+local function light_subs(e, st)
+    local subs = e.light_subs
+    if subs then return subs end
+    subs = {}
+    e.ext_list, e.oneof_list = {}, {}
+    for _, f in ipairs(e.fields) do
+        if f.ext_key then e.ext_list[#e.ext_list + 1] = f end
+        if f.oneof_name then e.oneof_list[#e.oneof_list + 1] = f end
+        local sub = value_type(f, st)
+        if sub and sub.oneof_walk == nil then env.classify(sub, st) end
+        if sub and sub.oneof_walk then subs[#subs + 1] = { f, sub, st.types[f.ref].kind == 'map' } end
+    end
+    e.light_subs = subs
+    return subs
+end
+
+local function light_message(e, t, st, depth)
+    if depth > 200 then error('pb.decode: message nested too deeply', 0) end
+    local subs = light_subs(e, st)
+    local list = e.ext_list
+    for i = 1, #list do
+        local f = list[i]
+        local v = rawget(t, f.ext_key)
+        if v ~= nil then
+            rawset(t, f.name, v)
+            rawset(t, f.ext_key, nil)
+        end
+    end
+    list = e.oneof_list
+    for i = 1, #list do
+        local f = list[i]
+        if rawget(t, f.name) ~= nil then rawset(t, f.oneof_name, f.name) end
+    end
+    for _, s in ipairs(subs) do
+        local v = rawget(t, s[1].name)
+        if type(v) == 'table' then
+            if s[3] then
+                for _, x in pairs(v) do
+                    if type(x) == 'table' then light_message(s[2], x, st, depth + 1) end
+                end
+            elseif s[1].repeated then
+                for i = 1, #v do light_message(s[2], v[i], st, depth + 1) end
+            else
+                light_message(s[2], v, st, depth + 1)
+            end
+        end
+    end
+    return t
+end
+
+---------------------------------------------------------------------------
 
 return {
+    -- The light walk from a root message (hooks off, no '#' strings, no
+    -- defaults to fill: only oneof keys and extension names).
+    light = function(e, t, st) return light_message(e, t, st, 1) end,
     -- The decode walk from a root message; `fill` is what it fills ('auto',
     -- 'values', 'arrays' or nil, see pb.lua's prepare).
     post = function(e, t, st, fill)
