@@ -5,6 +5,7 @@ pub mod grpc;
 pub mod json;
 pub mod message;
 pub mod options;
+pub mod pb;
 pub mod proto;
 pub mod reflect;
 pub mod schema;

@@ -17,8 +17,8 @@ use mlua::Lua;
 /// The repository's `fixtures` folder (descriptors, golden files).
 pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures");
 
-/// An unrestricted Lua state with `protolua` registered in
-/// `package.preload`, exactly as `require` would load the shared library.
+/// An unrestricted Lua state with `protolua` (and its lua-protobuf facades
+/// `protolua.pb`, `protolua.protoc`) registered in `package.preload`, exactly as `require` would load the shared library.
 /// Nothing is required yet and no globals are set.
 pub fn lua_with_protolua() -> Lua {
     // SAFETY: the tests need the full standard library: `debug`, and on
@@ -29,6 +29,12 @@ pub fn lua_with_protolua() -> Lua {
     let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }.expect("c function");
     let preload: mlua::Table = lua.globals().get::<mlua::Table>("package").unwrap().get("preload").unwrap();
     preload.set("protolua", open).unwrap();
+    // SAFETY: as above; the lua-protobuf facades of the same library.
+    let pb = unsafe { lua.create_c_function(protolua::api::pb::luaopen_protolua_pb) }.expect("c function");
+    preload.set("protolua.pb", pb).unwrap();
+    // SAFETY: as above.
+    let protoc = unsafe { lua.create_c_function(protolua::api::pb::luaopen_protolua_protoc) }.expect("c function");
+    preload.set("protolua.protoc", protoc).unwrap();
     lua
 }
 
