@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 use std::os::raw::c_int;
 
 use crate::api::message::{MessageUd, bound_handle, decode_with, encode_with};
-use crate::api::options::read_options;
+use crate::api::options::{read_bool, read_options};
 use crate::api::schema::{SchemaInner, check_schema, push_handle};
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
 use crate::json::{self, JsonError, JsonOptions};
@@ -246,24 +246,6 @@ unsafe fn json_options(L: *mut lua_State, inner: &SchemaInner, idx: c_int, what:
         indent: j.indent,
         max_depth: base.max_depth,
         check_required: base.check_required,
-    }
-}
-
-/// The boolean option `name` of the table at `idx`, or `default`.
-///
-/// # Safety
-/// `idx` a table; one free slot; raises on a non-boolean.
-unsafe fn read_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool, what: &str) -> bool {
-    // SAFETY: a raw read of a table field.
-    unsafe {
-        lua::push_bytes(L, name.as_bytes());
-        let v = match lua::rawget(L, idx) {
-            ffi::LUA_TNIL => default,
-            ffi::LUA_TBOOLEAN => ffi::lua_toboolean(L, -1) != 0,
-            _ => raise_fmt(L, format_args!("{what}: {name} must be a boolean")),
-        };
-        ffi::lua_pop(L, 1);
-        v
     }
 }
 

@@ -80,7 +80,7 @@ pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, wha
 /// # Safety
 /// `L` valid with one free slot, `idx` a table; raises on a value of
 /// another type.
-unsafe fn read_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool, what: &str) -> bool {
+pub(crate) unsafe fn read_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool, what: &str) -> bool {
     // SAFETY: option parsing; one free slot.
     unsafe {
         lua::push_bytes(L, name.as_bytes());

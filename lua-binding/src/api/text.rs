@@ -67,14 +67,7 @@ unsafe fn opt_bool(L: *mut lua_State, idx: c_int, name: &str, default: bool, wha
         if ffi::lua_type(L, idx) != ffi::LUA_TTABLE {
             return default;
         }
-        lua::push_bytes(L, name.as_bytes());
-        let v = match lua::rawget(L, idx) {
-            ffi::LUA_TNIL => default,
-            ffi::LUA_TBOOLEAN => ffi::lua_toboolean(L, -1) != 0,
-            _ => raise_fmt(L, format_args!("{what}: {name} must be a boolean")),
-        };
-        ffi::lua_pop(L, 1);
-        v
+        crate::api::options::read_bool(L, idx, name, default, what)
     }
 }
 
