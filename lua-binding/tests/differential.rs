@@ -10,33 +10,14 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use common::lua_with_protolua;
+use common::{env_or, lua_with_protolua, python};
 use mlua::Lua;
 
 const SEED: u64 = 20_260_301;
 const COUNT: u32 = 1500;
-
-fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
-    match std::env::var(name) {
-        Ok(v) => v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")),
-        Err(_) => default,
-    }
-}
-
-fn python(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("python3")
-        .current_dir(dir)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .args(args)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): install Python 3 and then `pip install protobuf`"));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "python3 {} failed ({}):\n{stderr}", args.join(" "), out.status);
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn run_lua(lua: &Lua, script: &str, phase: &str, vars: &[(&str, String)]) -> String {
     let t = lua.create_table().unwrap();

@@ -146,3 +146,26 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
+
+/// The number in environment variable `name`, or `default`.
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    match std::env::var(name) {
+        Ok(v) => v.parse().unwrap_or_else(|_| panic!("{name}={v} is not a number")),
+        Err(_) => default,
+    }
+}
+
+/// Run `python3 args...` in `dir` and return its standard output; panics
+/// with both outputs when it fails.
+pub fn python(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("python3")
+        .current_dir(dir)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run python3 ({e}): install Python 3 and then `pip install protobuf`"));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "python3 {} failed ({}):\n{stdout}\n{stderr}", args.join(" "), out.status);
+    stdout.into_owned()
+}
