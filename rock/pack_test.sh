@@ -12,6 +12,7 @@ set -eu
 cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 SUITE="$ROOT/lua-binding/tests/lua/run.lua"
+SUITE_TIMEOUT="${SUITE_TIMEOUT:-600}" # as in rock/test.sh
 FIX="$ROOT/fixtures"
 OUT="$ROOT/target/rock-pack"
 hosts="${*:-tarantool luajit lua5.1 lua5.4}"
@@ -64,7 +65,7 @@ run_suite() {
         echo "rock/pack_test.sh: protolua resolves to '$found', not the installed $so" >&2
         exit 1
     fi
-    LUA_CPATH="$cpath" PATH="$nocargo" "$interp" "$SUITE" "$FIX"
+    LUA_CPATH="$cpath" PATH="$nocargo" timeout "$SUITE_TIMEOUT" "$interp" "$SUITE" "$FIX"
 }
 
 scratch="$(mktemp -d)"

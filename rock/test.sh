@@ -13,6 +13,10 @@ cd "$(dirname "$0")/.."
 ROOT="$(pwd)"
 ROCKSPEC=protolua-scm-1.rockspec
 SUITE="$ROOT/lua-binding/tests/lua/run.lua"
+# A hung suite fails the run in minutes, not at CI's deadline; PROTOLUA_TRACE_TESTS
+# makes the harness name each test on stderr, so the log shows where it hung.
+SUITE_TIMEOUT="${SUITE_TIMEOUT:-600}"
+export PROTOLUA_TRACE_TESTS="${PROTOLUA_TRACE_TESTS:-}"
 FIX="$ROOT/fixtures"
 ran=""
 
@@ -27,7 +31,7 @@ if command -v tarantool >/dev/null; then
     echo "==> tarantool: $(tarantool --version | head -1)"
     if command -v tt >/dev/null; then tt rocks make "$ROCKSPEC"; else tarantoolctl rocks make "$ROCKSPEC"; fi
     # Run from a scratch directory: box.cfg in the tests writes there.
-    (cd "$(mktemp -d)" && LUA_CPATH="$ROOT/.rocks/lib/tarantool/?.so;;" tarantool "$SUITE" "$FIX")
+    (cd "$(mktemp -d)" && LUA_CPATH="$ROOT/.rocks/lib/tarantool/?.so;;" timeout "$SUITE_TIMEOUT" tarantool "$SUITE" "$FIX")
     ran="$ran tarantool"
 else
     missing tarantool "not installed (apt install tarantool)"
@@ -40,7 +44,7 @@ luarocks_host() { # name interpreter lua-version flavor
     tree="$ROOT/target/rocks/$name"
     echo "==> $name: LuaRocks tree $tree"
     PROTOLUA_LUA_FLAVOR=$flavor luarocks --lua-version "$ver" --tree "$tree" make "$ROCKSPEC"
-    LUA_CPATH="$tree/lib/lua/$ver/?.so;;" "$interp" "$SUITE" "$FIX"
+    LUA_CPATH="$tree/lib/lua/$ver/?.so;;" timeout "$SUITE_TIMEOUT" "$interp" "$SUITE" "$FIX"
     ran="$ran $name"
 }
 luarocks_host luajit luajit 5.1 luajit

@@ -21,4 +21,4 @@ done
 [ -n "${PORT:-}" ] || { echo "grpc_web/run.sh: the server did not start:" >&2; cat "$LOG" >&2; exit 1; }
 export PROTOLUA_GRPC_WEB_URL="http://127.0.0.1:$PORT"
 (cd "$(mktemp -d)" && LUA_CPATH="$SODIR/?.so;;" PROTOLUA_REQUIRE_GRPC_WEB=1 \
-    tarantool "$ROOT/lua-binding/tests/lua/run.lua" "$ROOT/fixtures")
+    timeout "${SUITE_TIMEOUT:-600}" tarantool "$ROOT/lua-binding/tests/lua/run.lua" "$ROOT/fixtures")

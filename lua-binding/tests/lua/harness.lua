@@ -15,8 +15,17 @@ local LIMIT_I = is_luajit and ffi.new('int64_t', 2 ^ 53)
 local NEG_LIMIT_I = is_luajit and ffi.new('int64_t', -2 ^ 53)
 local LIMIT_U = is_luajit and ffi.new('uint64_t', 2 ^ 53)
 
+local trace = os.getenv('PROTOLUA_TRACE_TESTS')
+trace = trace ~= nil and trace ~= ''
+
 --- Run one named test; errors are caught and reported, not fatal.
+--- With PROTOLUA_TRACE_TESTS set, each name goes to stderr first (a hung
+--- suite's log then ends at the test that hung).
 function T.test(name, fn)
+    if trace then
+        io.stderr:write('test: ', name, '\n')
+        io.stderr:flush()
+    end
     local ok, err = xpcall(fn, debug.traceback)
     if ok then
         passed = passed + 1

@@ -645,12 +645,17 @@ T.test('constructor path: long arrays of scalars and strings filled on the parke
         collectgarbage('restart')
         return (k1 - k0) * 1024
     end
-    local here = bytes(function() P:decode(s) end)
-    local empty = bytes(function() coroutine.wrap(function() end)() end)
-    local in_co = bytes(function() coroutine.wrap(function() P:decode(s) end)() end)
-    if in_co - empty - here > 1024 then
-        error(string.format('a decode in a new coroutine allocated %d bytes more than on the main thread',
-            in_co - empty - here))
+    -- The least of five tries: a JIT trace or a string-table resize may
+    -- land in any one measurement.
+    local extra = math.huge
+    for _ = 1, 5 do
+        local here = bytes(function() P:decode(s) end)
+        local empty = bytes(function() coroutine.wrap(function() end)() end)
+        local in_co = bytes(function() coroutine.wrap(function() P:decode(s) end)() end)
+        extra = math.min(extra, in_co - empty - here)
+    end
+    if extra > 1024 then
+        error(string.format('a decode in a new coroutine allocated %d bytes more than on the main thread', extra))
     end
 
     -- An error raised inside the array's constructor (here by a debug
