@@ -511,6 +511,11 @@ T.test('whole-tree constructors: a finalizer memoising another tree while the pr
     -- LuaJIT refuses `luaJIT_setmode` (PUC Lua and newer LuaJIT swallow a
     -- finalizer's error, hence the pcall and the list).
     if not newproxy or not jit then return end
+    -- Debian 12's LuaJIT 2.1.0-beta3 hangs in its trace code in about one
+    -- full-suite run in eighteen here, never with -joff; newer LuaJIT and
+    -- Tarantool's run it compiled. There the JIT is off for this test.
+    local old_jit = jit.version == 'LuaJIT 2.1.0-beta3' and not rawget(_G, 'box')
+    if old_jit then jit.off() end
     local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
     local emails = {}
     for i = 1, 40 do emails[i] = 'e' .. i .. string.rep('@', i) end
@@ -534,9 +539,10 @@ T.test('whole-tree constructors: a finalizer memoising another tree while the pr
             failures[#failures + 1] = 'inner decode of X' .. i .. ': another table'
         end
     end
-    with_finalizers(finalizer, function() T.eq(P:decode(Y), want_y, 'memoising Y') end, function()
-        T.eq(P:decode(Y), want_y, 'outer decode of Y')
-    end)
+    local ok, err = pcall(with_finalizers, finalizer, function() T.eq(P:decode(Y), want_y, 'memoising Y') end,
+        function() T.eq(P:decode(Y), want_y, 'outer decode of Y') end)
+    if old_jit then jit.on() end
+    assert(ok, err)
     assert(nested > 0, 'no finalizer ran')
     assert(#failures == 0, #failures .. ' failures, the first: ' .. tostring(failures[1]))
 end)

@@ -277,6 +277,23 @@ T.test('pb: decode and encode hooks', fresh(function()
     pb.encode_hook('demo.Phone', nil)
     T.eq(pb.encode('demo.Person', { phones = { { kind = 'home' } } }),
         pb.encode('demo.Person', { phones = { { kind = 'HOME' } } }))
+
+    -- Argument errors point at the caller's line, as lua-protobuf's do.
+    local ok, err = pcall(function() pb.hook('demo.Nope', print) end)
+    T.eq(ok, false)
+    assert(tostring(err):find("^[^:]*test_pb_compat%.lua:%d+: bad argument #1 to 'hook' %(type 'demo.Nope' does not exists%)"), err)
+    ok, err = pcall(function() pb.encode_hook('demo.Kind', 5) end)
+    T.eq(ok, false)
+    assert(tostring(err):find("^[^:]*test_pb_compat%.lua:%d+: bad argument #2 to 'encode_hook' %(function expected, got number%)"), err)
+    -- An explicit nil clears the hook; no argument only reads it.
+    local h = function() end
+    T.eq(type(pb.encode_hook('demo.Kind', h)), 'function') -- the 'home' hook above
+    T.eq(pb.encode_hook('demo.Kind'), h)
+    T.eq(pb.encode_hook('demo.Kind', nil), h)
+    T.eq(pb.encode_hook('demo.Kind', h), nil)
+    T.eq(pb.encode_hook('demo.Kind'), h)
+    T.eq(pb.encode_hook('demo.Kind', nil), h)
+    T.eq(pb.encode_hook('demo.Kind'), nil)
 end))
 
 T.test('pb: strict by default, lax on request', fresh(function()

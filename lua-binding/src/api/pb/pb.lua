@@ -306,11 +306,12 @@ function pb.clear(name)
     bump()
 end
 
-local function find(name, fn)
+-- `level`: where the error points (default 3: the caller of find's caller).
+local function find(name, fn, level)
     local st = cur or state()
     local e = type(name) == 'string' and st.types[name]
     if not e then
-        error(fmt("bad argument #1 to '%s' (type '%s' does not exists)", fn, tostring(name)), 3)
+        error(fmt("bad argument #1 to '%s' (type '%s' does not exists)", fn, tostring(name)), level or 3)
     end
     return e, st
 end
@@ -633,13 +634,15 @@ end
 ---------------------------------------------------------------------------
 -- Hooks
 
-local function set_hook(tbl_name, fn_name, name, ...)
+-- Fixed parameters and no tail call from the vararg entry points: Debian
+-- 12's LuaJIT 2.1.0-beta3 now and then handed `set_hook` itself to a
+-- vararg tail callee as its `...` (seen as a hook that was set_hook).
+local function set_hook(tbl_name, fn_name, name, has_f, f)
     local st = state()
-    local e = find(name, fn_name)
+    local e = find(name, fn_name, 4)
     local hooks = st[tbl_name]
     local old = hooks[e.name]
-    if select('#', ...) > 0 then
-        local f = ...
+    if has_f then
         if f ~= nil and type(f) ~= 'function' then
             error(fmt("bad argument #2 to '%s' (function expected, got %s)", fn_name, type(f)), 3)
         end
@@ -650,10 +653,16 @@ local function set_hook(tbl_name, fn_name, name, ...)
 end
 
 --- pb.hook(type [, fn]): get or set the decode hook of a type.
-function pb.hook(name, ...) return set_hook('hooks', 'hook', name, ...) end
+function pb.hook(name, ...)
+    local old = set_hook('hooks', 'hook', name, select('#', ...) > 0, (...))
+    return old
+end
 
 --- pb.encode_hook(type [, fn]): get or set the encode hook of a type.
-function pb.encode_hook(name, ...) return set_hook('enchooks', 'encode_hook', name, ...) end
+function pb.encode_hook(name, ...)
+    local old = set_hook('enchooks', 'encode_hook', name, select('#', ...) > 0, (...))
+    return old
+end
 
 ---------------------------------------------------------------------------
 -- Hex helpers
