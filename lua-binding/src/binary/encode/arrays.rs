@@ -14,10 +14,11 @@ use super::*;
 use crate::error::ArrayKey;
 
 /// Strict keys, LuaJIT: arrays of at least this many elements have their
-/// keys counted by the helper's Lua loop (one `lua_pcall`, whose `next`
-/// loop steps through the array part in the VM) rather than by `lua_next`
-/// calls (~50 instructions a key).
-const ARRAY_KEYS_COUNTED_IN_LUA: usize = 16;
+/// keys counted by the helper's Lua loop (one `lua_pcall`, ~30
+/// instructions a key once its loop is compiled) rather than by
+/// `lua_next` calls (~95 a key: the call, `lj_tab_keyindex`,
+/// `lj_tab_next` and the pop). Measured, docs/PERF_LOG.md.
+const ARRAY_KEYS_COUNTED_IN_LUA: usize = 6;
 
 impl EncodeCtx<'_> {
     /// Strict keys: the array `arr` of field `fi` of message `mi`, whose
