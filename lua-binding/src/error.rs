@@ -257,7 +257,7 @@ impl fmt::Display for ArrayKey {
         match *self {
             ArrayKey::Str(s) => write!(f, "key \"{s}\""),
             ArrayKey::Int(i) => write!(f, "key {i}"),
-            ArrayKey::Num(v) if v.abs() < 1e16 => write!(f, "key {v}"),
+            ArrayKey::Num(v) if (1e-4..1e16).contains(&v.abs()) => write!(f, "key {v}"),
             ArrayKey::Num(v) => write!(f, "key {v:e}"),
             ArrayKey::Bool(b) => write!(f, "key {b}"),
             ArrayKey::Other(t) => write!(f, "a key of type {t}"),
