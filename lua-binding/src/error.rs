@@ -151,8 +151,17 @@ pub enum ErrorKind {
     UnknownEnumName(ShortStr, u32),
     /// Encode: a `string` value that is not valid UTF-8.
     InvalidUtf8,
-    /// Encode: `t[i]` is nil for some `i` in `1..#t`.
+    /// Encode: `t[i]` is nil for some `i` in `1..#t`, or (strict keys)
+    /// for `i = #t + 1` while the array has a key past it.
     ArrayHole(u64),
+    /// Encode, strict keys: an array table has a key that is no index
+    /// `1..len` (and no positive integer past it: that is a hole).
+    ArrayKey {
+        /// The key.
+        key: ArrayKey,
+        /// The array's length (`#t`).
+        len: u64,
+    },
     /// Encode: a key that is not a field of the message.
     UnknownKey(ShortStr),
     /// Encode: a key of a non-string type in a message table.
@@ -228,6 +237,34 @@ impl MissingSet {
     }
 }
 
+/// A key of an array table that is no index ([`ErrorKind::ArrayKey`]).
+#[derive(Clone, Copy)]
+pub enum ArrayKey {
+    /// A string key (shown quoted).
+    Str(ShortStr),
+    /// An integer key (0 or negative).
+    Int(i64),
+    /// A non-integral number key, or one beyond 64-bit integers.
+    Num(f64),
+    /// A boolean key.
+    Bool(bool),
+    /// A key of another type (its type name).
+    Other(&'static str),
+}
+
+impl fmt::Display for ArrayKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            ArrayKey::Str(s) => write!(f, "key \"{s}\""),
+            ArrayKey::Int(i) => write!(f, "key {i}"),
+            ArrayKey::Num(v) if (1e-4..1e16).contains(&v.abs()) => write!(f, "key {v}"),
+            ArrayKey::Num(v) => write!(f, "key {v:e}"),
+            ArrayKey::Bool(b) => write!(f, "key {b}"),
+            ArrayKey::Other(t) => write!(f, "a key of type {t}"),
+        }
+    }
+}
+
 /// A value for an out-of-range message.
 #[derive(Clone, Copy)]
 pub enum IntValue {
@@ -300,9 +337,12 @@ impl CodecError {
         self
     }
 
-    /// Prepend an array-element path step.
+    /// Prepend an array-element path step. A hole in the array itself
+    /// names the field only (its message gives the index), as the strict
+    /// key check words a hole past `#t`, so every Lua words it the same.
     #[cold]
     pub fn in_element(mut self, msg: u32, field: usize, index: u64) -> Self {
+        let index = if self.path_len == 0 && matches!(self.kind, ErrorKind::ArrayHole(_)) { NO_INDEX } else { index };
         self.push(PathSeg { msg, field: field as u16, index });
         self
     }
@@ -380,6 +420,9 @@ impl CodecError {
             }
             ErrorKind::ArrayHole(i) => {
                 let _ = write!(out, "array has a nil hole at index {i}");
+            }
+            ErrorKind::ArrayKey { key, len } => {
+                let _ = write!(out, "array has {key} outside 1..{len}");
             }
             ErrorKind::UnknownKey(s) => {
                 let _ = write!(out, "unknown field \"{s}\"");

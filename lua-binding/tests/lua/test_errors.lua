@@ -258,18 +258,16 @@ T.test('encode: repeated sub-messages (the element loop calls message directly)'
 end)
 
 T.test('errors encode nil hole in a repeated array', function()
-    -- A border of # is implementation-defined with holes; LuaJIT gives 1 for
-    -- {1, nil, 3}, but 4 for {1, nil, 3, 4} (as does PUC Lua).
+    -- A border of # is implementation-defined with holes (LuaJIT gives 1
+    -- for {1, nil, 3}, PUC Lua 3): within 1..#t the read finds the hole,
+    -- past it the strict key check does, and both word it the same.
     local arr = { 1, nil, 3, 4 }
-    if #arr ~= 4 then
-        print('note: # of {1,nil,3,4} is ' .. #arr .. ' in this Lua; nil-hole test skipped')
-        return
-    end
-    T.raises('encode hello.Person: field lucky_numbers[2]: array has a nil hole at index 2',
+    T.raises('encode hello.Person: field lucky_numbers: array has a nil hole at index 2',
         function() return Person:encode({ lucky_numbers = arr }) end)
-    T.raises('field emails[2]: array has a nil hole at index 2',
+    T.raises('field emails: array has a nil hole at index 2',
         function() return Person:encode({ emails = { 'a', nil, 'c', 'd' } }) end)
-    T.raises('field r_nested[2]: array has a nil hole', function() return AllTypes:encode({ r_nested = { {}, nil, {}, {} } }) end)
+    T.raises('field r_nested: array has a nil hole at index 2', function() return AllTypes:encode({ r_nested = { {}, nil, {}, {} } }) end)
+    T.raises('field emails: array has a nil hole at index 2', function() return Person:encode({ emails = { 'a', nil, 'c' } }) end)
 end)
 
 T.test('errors encode unknown key', function()

@@ -186,12 +186,38 @@ impl EncodeCtx<'_> {
         if ty != ffi::LUA_TTABLE {
             return Err(self.err.set(wrong("array (table)", ty).in_field(mi, fi)));
         }
-        // SAFETY: `arr` is an absolute table index; each element is popped.
+        // SAFETY: `arr` is an absolute table index; each element is popped;
+        // the check's two slots are the frame's reserve.
         unsafe {
             let n = lua::rawlen(L, arr);
-            if n == 0 {
-                return Ok(());
+            if n != 0 {
+                self.repeated_elements(mi, fi, f, arr, n, depth, out)?;
             }
+            if self.strict_keys {
+                self.check_array_keys(mi, fi, arr, n)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The elements `arr[1..=n]` (`n > 0`) of repeated field `f`.
+    ///
+    /// # Safety
+    /// As [`Self::repeated`], `arr` a table.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn repeated_elements(
+        &self,
+        mi: u32,
+        fi: usize,
+        f: &FieldPlan,
+        arr: c_int,
+        n: usize,
+        depth: u32,
+        out: &mut EncodeBuffers,
+    ) -> WalkResult {
+        // SAFETY: forwarded.
+        unsafe {
             if f.packed {
                 out.w.put_encoded_tag(&f.tag);
                 let fixed = match f.kind.wire_type() {

@@ -19,6 +19,7 @@
 //! access is raw, and the only Lua call (the LuaJIT cdata classifier) is
 //! protected.
 
+mod arrays;
 mod buffers;
 mod elements;
 pub mod fetch;
