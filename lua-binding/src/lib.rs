@@ -55,6 +55,7 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
     unsafe {
         ffi::luaL_checkstack(L, 16, c"protolua: luaopen".as_ptr());
         refuse_wrong_host(L);
+        lua::array_part::probe(L);
         // Temporary-buffer metatable for re-entrant encodes.
         ffi::lua_pushlightuserdata(L, lua::static_key(&api::message::TEMP_BUF_MT));
         ffi::lua_createtable(L, 0, 1);
@@ -97,6 +98,13 @@ pub unsafe extern "C-unwind" fn luaopen_protolua(L: *mut lua_State) -> c_int {
         ffi::lua_rawset(L, module);
         lua::push_bytes(L, b"_VERSION");
         lua::push_bytes(L, VERSION.as_bytes());
+        ffi::lua_rawset(L, module);
+        // For the tests: whether the strict array check's fast path is on.
+        lua::push_bytes(L, b"_array_size_at");
+        match lua::array_part::offset() {
+            Some(at) => ffi::lua_pushnumber(L, at as f64),
+            None => ffi::lua_pushboolean(L, 0),
+        }
         ffi::lua_rawset(L, module);
         ffi::lua_settop(L, module);
         1

@@ -5,6 +5,7 @@
 //! 64-bit values) and 5.4 (native integers) are confined to this file and
 //! [`crate::lua::int64`].
 
+pub mod array_part;
 pub mod host;
 pub mod int64;
 pub mod table;

@@ -239,3 +239,33 @@ T.test('arrays: 20000 refused arrays leak nothing', function()
     if grew >= 50 then error(string.format('Lua memory grew by %.1f KB over 20000 failing encodes', grew)) end
     T.eq(All:decode(All:encode({ r_string = { 'a' } })), { r_string = { 'a' } })
 end)
+
+T.test('arrays: the host\'s array-part size field is found (one `next` checks an array)', function()
+    -- lua/array_part.rs: without it the check counts every key (exact, slower).
+    local at = protolua._array_size_at
+    assert(type(at) == 'number', 'no array-size field found on ' .. ((jit and jit.version) or _VERSION))
+    -- Arrays made every way a user makes them: the same bytes, and a stray
+    -- key refused, whichever path the check takes.
+    local S = protolua.parse(SRC, { name = 'extra.proto' }):message('extra.All')
+    local want = S:encode({ r_int32 = { 1, 2, 3, 4, 5, 6, 7 } })
+    local made = {
+        { 1, 2, 3, 4, 5, 6, 7 },
+        (function() local t = {} for i = 1, 7 do t[i] = i end return t end)(),
+        (function() local t = {} for i = 7, 1, -1 do t[i] = i end return t end)(),
+        { [1] = 1, [2] = 2, [3] = 3, [4] = 4, [5] = 5, [6] = 6, [7] = 7 },
+        (function() local t = { x = 1, y = 2, z = 3 } for i = 1, 7 do t[i] = i end t.x, t.y, t.z = nil, nil, nil return t end)(),
+    }
+    for i, arr in ipairs(made) do
+        T.eq(S:encode({ r_int32 = arr }), want, 'layout ' .. i)
+        arr.k = 1
+        local ok, err = pcall(S.encode, S, { r_int32 = arr })
+        T.eq(ok, false, 'layout ' .. i .. ' with a stray key')
+        assert(tostring(err):find('array has key "k" outside 1..7', 1, true), err)
+        arr.k = nil
+        arr[9] = 9
+        ok, err = pcall(S.encode, S, { r_int32 = arr })
+        T.eq(ok, false, 'layout ' .. i .. ' with a key past a hole')
+        assert(tostring(err):find('array has a nil hole at index 8', 1, true), err)
+        arr[9] = nil
+    end
+end)

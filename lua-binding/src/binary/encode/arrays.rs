@@ -6,9 +6,11 @@
 //! call says where a key lives: a table's integer keys may sit in its hash
 //! part (LuaJIT keeps a constructor's `[1] = ..` there, PUC Lua fills a
 //! free hash node with an assigned `t[1]`), so `lua_next` from key `n`
-//! alone can miss keys whose nodes come first. The check is exact in every
-//! layout instead: it counts every key and compares the count with `n`,
-//! and only on a mismatch walks the table again to name the offender.
+//! alone can miss keys whose nodes come first. So: when the host's table
+//! object says key `n` is in the array part ([`lua::array_part`]), one
+//! `lua_next` from `n` is exact; otherwise every key is counted and the
+//! count compared with `n`. Only on a mismatch a second walk names the
+//! offender.
 
 use super::*;
 use crate::error::ArrayKey;
@@ -40,6 +42,23 @@ impl EncodeCtx<'_> {
         // SAFETY: raw iteration of a table nobody modifies meanwhile; each
         // key is popped; the caller left two free slots.
         unsafe {
+            if n > 0 && lua::array_part::holds(L, arr, n) {
+                // Keys 1..=n all live in the array part: `next` from `n`
+                // meets every other key there is but LuaJIT's key 0, whose
+                // array slot comes first.
+                let zero = lua::IS_LUAJIT && lua::rawgeti(L, arr, 0) != ffi::LUA_TNIL;
+                if lua::IS_LUAJIT {
+                    ffi::lua_settop(L, -2);
+                }
+                if !zero {
+                    ffi::lua_pushinteger(L, n as ffi::lua_Integer);
+                    if ffi::lua_next(L, arr) == 0 {
+                        return Ok(());
+                    }
+                    ffi::lua_settop(L, -3);
+                }
+                return self.array_key_error(mi, fi, arr, n);
+            }
             let counted =
                 if lua::IS_LUAJIT && n >= ARRAY_KEYS_COUNTED_IN_LUA { self.count_keys_lua(arr) } else { None };
             let count = match counted {
