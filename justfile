@@ -32,7 +32,8 @@ bench: bench-wire matrix
 matrix:
     cargo run --release -p protolua-bench
 
-# Draw docs/matrix.svg from bench-harness/results/matrix-*.json (after `just matrix`).
+# Draw docs/matrix.svg from bench-harness/results/matrix-*.json and peers-*.json (after `just matrix`,
+# `bench-lua54`, `bench-tarantool`, `bench-peers`: docs/BENCHMARKS.md, The chart).
 bench-plot:
     cargo run --release -p protolua-bench --bin plot
 
@@ -75,7 +76,8 @@ icount-tarantool-floor *dirs:
     ICOUNT_FLOORS="$(bench-harness/tarantool/floors.sh)" bench-harness/tarantool/icount.sh {{dirs}}
 
 # protolua against lua-protobuf (starwing's pb) on LuaJIT, Lua 5.4 and Tarantool, interleaved in one
-# process per host: builds pb.so from the checkout PB_SRC points at (not shipped here) and protolua.so per host.
+# process per host: builds pb.so from the checkout PB_SRC points at (not shipped here) and protolua.so per host;
+# tables to /tmp/protolua-peers/peers.md, JSON to bench-harness/results/peers-<host>.json (for bench-plot).
 # `just bench-peers PB_SRC=<dir>`, `just PB_SRC=<dir> bench-peers` and `PB_SRC=<dir> just bench-peers` all work.
 bench-peers *args:
     PB_SRC="{{PB_SRC}}" bench-harness/peers/run.sh {{args}}

@@ -29,11 +29,16 @@
 -- Per round the ratio protolua time ÷ pb time (< 1: protolua faster); the
 -- table gives the median over the rounds and [min..max].
 -- [cells] is a comma list such as `person:100B,bench:mid` (default: all seven).
+-- [json] (optional): a path to also write the results to, as an array of
+-- flat objects, one per cell and direction (run.sh's header lists the keys;
+-- `just bench-plot` draws them).
 local root, dir_p, dir_pb = arg[1], arg[2], arg[3]
-assert(root and dir_p and dir_pb, 'usage: peers.lua <repo root> <protolua dir> <pb dir> [slices] [slice s] [cells]')
+assert(root and dir_p and dir_pb,
+    'usage: peers.lua <repo root> <protolua dir> <pb dir> [slices] [slice s] [cells] [json]')
 local slices = tonumber(arg[4]) or 9
 local slice_s = tonumber(arg[5]) or 0.05
 local cell_list = arg[6] or 'person:10B,person:100B,person:1KB,person:10KB,person:100KB,bench:min,bench:mid'
+local json_path = arg[7]
 
 local in_tarantool = rawget(_G, 'box') ~= nil or package.loaded['tarantool'] ~= nil
 local now, host
@@ -133,7 +138,9 @@ local function measure(which, label)
         local cs = contenders(which, op)
         local n = 1
         while time(cs[1][2], cs[1][3], x, n) < slice_s do n = n * 2 end
-        local ts, ratios = {}, { {}, {} }
+        -- ratios: protolua time / pb time (the table); speeds: pb time /
+        -- protolua time, i.e. protolua ops/s / pb ops/s (the JSON, the chart).
+        local ts, ratios, speeds = {}, { {}, {} }, { {}, {} }
         for k, c in ipairs(cs) do
             ts[k] = {}
             if c[4] then pb.option(c[4]) end
@@ -148,14 +155,18 @@ local function measure(which, label)
                 if c[4] then pb.option(c[4]) end
                 ts[k][i] = time(c[2], c[3], x, n) / n
             end
-            ratios[1][i] = ts[1][i] / ts[2][i]
-            ratios[2][i] = ts[1][i] / ts[3][i]
+            for k = 1, 2 do
+                ratios[k][i] = ts[1][i] / ts[k + 1][i]
+                speeds[k][i] = ts[k + 1][i] / ts[1][i]
+            end
         end
         local row = { which = which, label = label, op = op, size = #bytes }
         for k = 1, #cs do row['ns' .. k] = median(ts[k]) * 1e9 end
         for k = 1, 2 do
             local m = median(ratios[k])
             row['r' .. k], row['lo' .. k], row['hi' .. k] = m, ratios[k][1], ratios[k][#ratios[k]]
+            local v = median(speeds[k])
+            row['s' .. k], row['slo' .. k], row['shi' .. k] = v, speeds[k][1], speeds[k][#speeds[k]]
         end
         rows[#rows + 1] = row
     end
@@ -168,6 +179,21 @@ print(string.format('protolua vs lua-protobuf on %s: %d rounds of %g s slices (A
 print('| message | size | bytes | op | protolua ns/op | pb nodef ns/op | protolua/pb nodef | [min..max] '
     .. '| pb default ns/op | protolua/pb default | [min..max] |')
 print('|---|---|---:|---|---:|---:|---:|---|---:|---:|---|')
+-- One JSON object per row: the matrix runner's cell keys, then the
+-- contenders' ns/op and, per pb option set, protolua ops/s / pb ops/s.
+local function json_row(r)
+    local s = string.format('  {"message": "%s", "size": "%s", "bytes": %d, "direction": "%s", "host": "%s", '
+        .. '"rounds": %d, "protolua_ns_per_op": %.1f, "pb_nodef_ns_per_op": %.1f, "pb_default_ns_per_op": %.1f',
+        names[r.which], r.label, r.size, r.op, host, slices, r.ns1, r.ns2, r.ns3)
+    for k, set in ipairs({ 'pb_nodef', 'pb_default' }) do
+        local v, lo, hi = r['s' .. k], r['slo' .. k], r['shi' .. k]
+        s = s .. string.format(', "%s_ratio": %.4f, "%s_ratio_min": %.4f, "%s_ratio_max": %.4f, '
+            .. '"%s_ratio_spread": %.4f', set, v, set, lo, set, hi, set, (hi - lo) / v)
+    end
+    return s .. '}'
+end
+
+local json = {}
 for c in cell_list:gmatch('[^,]+') do
     local which, label = c:match('^(%a+):(%w+)$')
     assert(names[which], 'bad cell ' .. c .. ' (person:<size> or bench:<min|mid>)')
@@ -175,6 +201,15 @@ for c in cell_list:gmatch('[^,]+') do
         print(string.format('| %s | %s | %d | %s | %.0f | %.0f | %.2f | [%.2f..%.2f] | %.0f | %.2f | [%.2f..%.2f] |',
             names[r.which]:match('[^.]+$'), r.label, r.size, r.op, r.ns1, r.ns2, r.r1, r.lo1, r.hi1, r.ns3, r.r2,
             r.lo2, r.hi2))
+        json[#json + 1] = json_row(r)
     end
+end
+if json_path then
+    -- Written whole, then renamed: an interrupted run leaves the last file.
+    local f = assert(io.open(json_path .. '.tmp', 'wb'))
+    f:write('[\n', table.concat(json, ',\n'), '\n]\n')
+    f:close()
+    assert(os.rename(json_path .. '.tmp', json_path))
+    print('\nJSON: ' .. json_path)
 end
 if in_tarantool then os.exit(0) end

@@ -11,7 +11,25 @@
 # bench-harness/peers/peers.lua in each host: both modules in one process,
 # every matrix cell checked for equal results, then timed in interleaved
 # slices. Prints one markdown table per host (also saved to
-# $PEERS_WORK/peers.md).
+# $PEERS_WORK/peers.md) and writes each host's results as JSON to
+# bench-harness/results/peers-<host>.json (<host>: luajit, lua54,
+# tarantool, the stems of the matrix runner's matrix-<host>.json; a run of
+# some PEERS_CELLS only writes cells-peers-<host>.json instead, so it does
+# not replace the full run `just bench-plot` draws). The JSON is an array
+# of flat objects, one per cell and direction:
+#   message, size, bytes, direction   the cell, as in matrix-<host>.json
+#   host                              the interpreter's version string
+#   rounds                            PEERS_SLICES
+#   protolua_ns_per_op, pb_nodef_ns_per_op, pb_default_ns_per_op
+#                                     median ns per op of each contender
+#   pb_nodef_ratio, pb_default_ratio  median over the rounds of protolua's
+#                                     ops/s / pb's (pb time / protolua time:
+#                                     > 1 is protolua faster; the inverse of
+#                                     the table's column), against pb with
+#                                     'no_default_values' and with its
+#                                     default options
+#   <that>_min, <that>_max            the rounds' smallest and largest
+#   <that>_spread                     (max - min) / median
 #
 # Environment: PEERS_HOSTS ("luajit lua54 tarantool"; a host whose
 # interpreter is missing is skipped with a note), PEERS_SLICES (rounds, 9),
@@ -52,8 +70,12 @@ WORK="${PEERS_WORK:-/tmp/protolua-peers}"
 HOSTS="${PEERS_HOSTS:-luajit lua54 tarantool}"
 SLICES="${PEERS_SLICES:-9}"
 SLICE_S="${PEERS_SLICE_S:-0.05}"
-CELLS="${PEERS_CELLS:-person:10B,person:100B,person:1KB,person:10KB,person:100KB,bench:min,bench:mid}"
-mkdir -p "$WORK"
+ALL_CELLS="person:10B,person:100B,person:1KB,person:10KB,person:100KB,bench:min,bench:mid"
+CELLS="${PEERS_CELLS:-$ALL_CELLS}"
+RESULTS="$ROOT/bench-harness/results"
+json_prefix=peers
+[ "$CELLS" = "$ALL_CELLS" ] || json_prefix=cells-peers
+mkdir -p "$WORK" "$RESULTS"
 
 # host -> interpreter, Lua headers, protolua feature flavor, header package
 host_info() {
@@ -109,7 +131,7 @@ for host in $HOSTS; do
     echo | tee -a "$WORK/peers.md"
     # A scratch directory: nothing a host might write lands in the tree.
     (cd "$WORK" && "$interp" "$ROOT/bench-harness/peers/peers.lua" "$ROOT" "$pldir" "$pbdir" "$SLICES" "$SLICE_S" \
-        "$CELLS") | tee -a "$WORK/peers.md"
+        "$CELLS" "$RESULTS/$json_prefix-$host.json") | tee -a "$WORK/peers.md"
     echo | tee -a "$WORK/peers.md"
 done
-echo "bench-peers: $((SECONDS - start)) s; tables in $WORK/peers.md"
+echo "bench-peers: $((SECONDS - start)) s; tables in $WORK/peers.md, JSON in $RESULTS/$json_prefix-<host>.json"

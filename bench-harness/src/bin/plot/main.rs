@@ -17,15 +17,22 @@
 //! `msgpack_ratio` (protolua msgs/s / Tarantool msgpack msgs/s, higher is
 //! better) with `msgpack_ratio_spread`. Unknown keys are ignored.
 //!
+//! Also, where they exist, `peers-<host>.json` (same host stems), written by
+//! `just bench-peers` (bench-harness/peers/run.sh lists the keys): the same
+//! cell keys and `pb_nodef_ratio` (protolua msgs/s / lua-protobuf msgs/s,
+//! pb with `no_default_values`, higher is better) with `pb_nodef_ratio_min`
+//! and `pb_nodef_ratio_max` (or `pb_nodef_ratio_spread`). A host with only
+//! a peers file gets bars in that row only.
+//!
 //! Output: one SVG with a row of two panels (encode, decode) of MB/s on a
 //! log scale, a bar per host and cell; then, for each optional ratio some
 //! file has, a row of two panels of that ratio with its reference line
-//! (1.20, the floor target; 1.0, msgpack parity). Whiskers, where a spread
-//! is non-zero, span `spread x median` centred on the median (the JSON keeps
-//! only the relative range). Text is plain SVG `<text>` in `sans-serif`:
+//! (1.0, lua-protobuf parity; 1.20, the floor target; 1.0, msgpack parity).
+//! Whiskers, where non-zero, span the lua-protobuf ratio's min..max, or
+//! else `spread x median` centred on the median (the matrix JSON keeps only
+//! the relative range). Text is plain SVG `<text>` in `sans-serif`:
 //! plotters is built without a font feature, so nothing here reads a font.
 
-use std::collections::BTreeMap;
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -36,6 +43,10 @@ use plotters::coord::ranged1d::ValueFormatter;
 use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+mod json;
+
+use json::{Object, Parser, Value};
 
 /// Result type of this binary: any error ends it with a message.
 type Res<T> = Result<T, Box<dyn Error>>;
@@ -48,6 +59,8 @@ const TITLE_H: u32 = 78;
 const MAIN_H: u32 = 622;
 /// Height of each ratio row.
 const RATIO_H: u32 = 270;
+/// Height of the title band's second note line.
+const NOTE_H: u32 = 20;
 /// The floor-ratio target drawn as the reference line.
 const FLOOR_TARGET: f64 = 1.20;
 /// Font family of every text (the viewer picks the face).
@@ -63,194 +76,25 @@ const HOSTS: [(&str, &str, RGBColor); 3] = [
 /// Colours for hosts not in [`HOSTS`].
 const EXTRA_COLOURS: [RGBColor; 3] = [RGBColor(148, 103, 189), RGBColor(140, 86, 75), RGBColor(227, 119, 194)];
 
-/// One JSON value of the flat result format.
-#[derive(Debug, Clone, PartialEq)]
-enum Value {
-    /// A string.
-    Str(String),
-    /// A number.
-    Num(f64),
-    /// `true`, `false` or `null`: accepted, never used.
-    Other,
+/// A bar's value and the ends of its whisker.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Bar {
+    /// The median.
+    v: f64,
+    /// Whisker bottom.
+    lo: f64,
+    /// Whisker top.
+    hi: f64,
 }
 
-/// One JSON object: key to value.
-type Object = BTreeMap<String, Value>;
-
-/// A minimal parser for an array of flat objects with string, number,
-/// boolean and null values: exactly the runner's output format.
-struct Parser<'a> {
-    /// The text.
-    s: &'a [u8],
-    /// Current byte offset.
-    i: usize,
-}
-
-impl<'a> Parser<'a> {
-    /// A parser at the start of `text`.
-    fn new(text: &'a str) -> Self {
-        Parser { s: text.as_bytes(), i: 0 }
-    }
-
-    /// An error naming the offset.
-    fn err(&self, what: &str) -> Box<dyn Error> {
-        format!("JSON: {what} at byte {}", self.i).into()
-    }
-
-    /// Skips whitespace.
-    fn ws(&mut self) {
-        while self.i < self.s.len() && self.s[self.i].is_ascii_whitespace() {
-            self.i += 1;
-        }
-    }
-
-    /// Skips whitespace and consumes `c`, or fails.
-    fn expect(&mut self, c: u8) -> Res<()> {
-        self.ws();
-        if self.s.get(self.i) == Some(&c) {
-            self.i += 1;
-            Ok(())
-        } else {
-            Err(self.err(&format!("expected '{}'", c as char)))
-        }
-    }
-
-    /// Skips whitespace and consumes `c` if it is next.
-    fn eat(&mut self, c: u8) -> bool {
-        self.ws();
-        if self.s.get(self.i) == Some(&c) {
-            self.i += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// The whole document: `[ {..}, ... ]`.
-    fn array(&mut self) -> Res<Vec<Object>> {
-        let mut rows = Vec::new();
-        self.expect(b'[')?;
-        if !self.eat(b']') {
-            loop {
-                rows.push(self.object()?);
-                if self.eat(b']') {
-                    break;
-                }
-                self.expect(b',')?;
-            }
-        }
-        self.ws();
-        if self.i != self.s.len() {
-            return Err(self.err("trailing data"));
-        }
-        Ok(rows)
-    }
-
-    /// One flat object.
-    fn object(&mut self) -> Res<Object> {
-        let mut obj = Object::new();
-        self.expect(b'{')?;
-        if self.eat(b'}') {
-            return Ok(obj);
-        }
-        loop {
-            self.ws();
-            let key = self.string()?;
-            self.expect(b':')?;
-            let value = self.value()?;
-            obj.insert(key, value);
-            if self.eat(b'}') {
-                return Ok(obj);
-            }
-            self.expect(b',')?;
-        }
-    }
-
-    /// A scalar value.
-    fn value(&mut self) -> Res<Value> {
-        self.ws();
-        match self.s.get(self.i) {
-            Some(b'"') => Ok(Value::Str(self.string()?)),
-            Some(b't') => self.word("true"),
-            Some(b'f') => self.word("false"),
-            Some(b'n') => self.word("null"),
-            Some(c) if *c == b'-' || c.is_ascii_digit() => {
-                let start = self.i;
-                while self.i < self.s.len() && matches!(self.s[self.i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
-                {
-                    self.i += 1;
-                }
-                let text = std::str::from_utf8(&self.s[start..self.i])?;
-                text.parse().map(Value::Num).map_err(|_| self.err("bad number"))
-            }
-            _ => Err(self.err("expected a string, number, true, false or null (nested values are not supported)")),
-        }
-    }
-
-    /// The literal `w`.
-    fn word(&mut self, w: &str) -> Res<Value> {
-        if self.s[self.i..].starts_with(w.as_bytes()) {
-            self.i += w.len();
-            Ok(Value::Other)
-        } else {
-            Err(self.err("bad literal"))
-        }
-    }
-
-    /// A string with the usual escapes (`\uXXXX` outside the BMP as a pair).
-    fn string(&mut self) -> Res<String> {
-        if self.s.get(self.i) != Some(&b'"') {
-            return Err(self.err("expected a string"));
-        }
-        self.i += 1;
-        let mut out = Vec::new();
-        loop {
-            let Some(&c) = self.s.get(self.i) else { return Err(self.err("unterminated string")) };
-            self.i += 1;
-            match c {
-                b'"' => return Ok(String::from_utf8(out)?),
-                b'\\' => {
-                    let Some(&e) = self.s.get(self.i) else { return Err(self.err("unterminated escape")) };
-                    self.i += 1;
-                    let ch = match e {
-                        b'"' => '"',
-                        b'\\' => '\\',
-                        b'/' => '/',
-                        b'b' => '\u{8}',
-                        b'f' => '\u{c}',
-                        b'n' => '\n',
-                        b'r' => '\r',
-                        b't' => '\t',
-                        b'u' => {
-                            let hi = self.hex4()?;
-                            let code = if (0xD800..0xDC00).contains(&hi) && self.s[self.i..].starts_with(b"\\u") {
-                                self.i += 2;
-                                let lo = self.hex4()?;
-                                0x10000 + ((hi - 0xD800) << 10) + (lo.wrapping_sub(0xDC00) & 0x3FF)
-                            } else {
-                                hi
-                            };
-                            char::from_u32(code).unwrap_or('\u{FFFD}')
-                        }
-                        _ => return Err(self.err("bad escape")),
-                    };
-                    out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
-                }
-                _ => out.push(c),
-            }
-        }
-    }
-
-    /// Four hex digits of a `\u` escape.
-    fn hex4(&mut self) -> Res<u32> {
-        let digits = self.s.get(self.i..self.i + 4).ok_or_else(|| self.err("short \\u escape"))?;
-        let v = u32::from_str_radix(std::str::from_utf8(digits)?, 16).map_err(|_| self.err("bad \\u escape"))?;
-        self.i += 4;
-        Ok(v)
+impl Bar {
+    /// `v` with a whisker spanning `spread x v`, centred on `v`.
+    fn spread(v: f64, spread: f64) -> Bar {
+        Bar { v, lo: v * (1.0 - spread / 2.0), hi: v * (1.0 + spread / 2.0) }
     }
 }
 
-/// One matrix result row, the fields the chart uses.
+/// One result row (a cell and direction of one host), the fields the chart uses.
 #[derive(Debug, Clone)]
 struct Row {
     /// Full message name, e.g. `hello.Person`.
@@ -259,8 +103,9 @@ struct Row {
     size: String,
     /// `encode` or `decode`.
     direction: String,
-    /// Throughput, MB/s (10^6 bytes per second).
-    mb_per_s: f64,
+    /// Throughput, MB/s (10^6 bytes per second); `None` in a row only a
+    /// peers file gave.
+    mb_per_s: Option<f64>,
     /// (max-min)/median of the throughput repetitions.
     spread: f64,
     /// protolua time / floor time.
@@ -271,36 +116,60 @@ struct Row {
     msgpack_ratio: Option<f64>,
     /// Spread of `msgpack_ratio`.
     msgpack_ratio_spread: Option<f64>,
+    /// protolua msgs/s / lua-protobuf msgs/s (`no_default_values`), with
+    /// the rounds' range.
+    pb_ratio: Option<Bar>,
+}
+
+/// A number of a parsed object, if finite.
+fn num(o: &Object, k: &str) -> Option<f64> {
+    match o.get(k) {
+        Some(Value::Num(v)) if v.is_finite() => Some(*v),
+        _ => None,
+    }
+}
+
+/// A string of a parsed object.
+fn text(o: &Object, k: &str) -> Option<String> {
+    match o.get(k) {
+        Some(Value::Str(v)) => Some(v.clone()),
+        _ => None,
+    }
 }
 
 impl Row {
     /// The row of a parsed object, or `None` if it lacks the cell fields or
     /// a throughput (`mb_per_s`, or `msgs_per_s` with `bytes`).
     fn from_object(o: &Object) -> Option<Row> {
-        let s = |k: &str| match o.get(k) {
-            Some(Value::Str(v)) => Some(v.clone()),
-            _ => None,
-        };
-        let n = |k: &str| match o.get(k) {
-            Some(Value::Num(v)) if v.is_finite() => Some(*v),
-            _ => None,
-        };
+        let (s, n) = (|k: &str| text(o, k), |k: &str| num(o, k));
         let mb_per_s = n("mb_per_s").or_else(|| Some(n("msgs_per_s")? * n("bytes")? / 1e6))?;
         Some(Row {
             message: s("message")?,
             size: s("size")?,
             direction: s("direction")?,
-            mb_per_s,
+            mb_per_s: Some(mb_per_s),
             spread: n("spread").unwrap_or(0.0),
             floor_ratio: n("floor_ratio"),
             floor_ratio_spread: n("floor_ratio_spread"),
             msgpack_ratio: n("msgpack_ratio"),
             msgpack_ratio_spread: n("msgpack_ratio_spread"),
+            pb_ratio: None,
         })
+    }
+
+    /// The cell (message, size, direction) and lua-protobuf ratio of a
+    /// peers object, or `None` if it lacks them.
+    fn peer(o: &Object) -> Option<(Cell, String, Bar)> {
+        let v = num(o, "pb_nodef_ratio")?;
+        let bar = match (num(o, "pb_nodef_ratio_min"), num(o, "pb_nodef_ratio_max")) {
+            (Some(lo), Some(hi)) => Bar { v, lo, hi },
+            _ => Bar::spread(v, num(o, "pb_nodef_ratio_spread").unwrap_or(0.0)),
+        };
+        Some((Cell { message: text(o, "message")?, size: text(o, "size")? }, text(o, "direction")?, bar))
     }
 }
 
-/// One host's results file.
+/// One host's results files.
 struct Host {
     /// Legend label.
     label: String,
@@ -335,15 +204,18 @@ enum Metric {
     Floor,
     /// `msgpack_ratio`, reference line at 1.
     Msgpack,
+    /// `pb_nodef_ratio` of the peers files, reference line at 1.
+    Pb,
 }
 
 impl Metric {
-    /// The value and its relative spread for `row`, if it has one.
-    fn of(self, row: &Row) -> Option<(f64, f64)> {
+    /// The value and its whisker for `row`, if it has one.
+    fn of(self, row: &Row) -> Option<Bar> {
         match self {
-            Metric::Throughput => Some((row.mb_per_s, row.spread)),
-            Metric::Floor => row.floor_ratio.map(|v| (v, row.floor_ratio_spread.unwrap_or(0.0))),
-            Metric::Msgpack => row.msgpack_ratio.map(|v| (v, row.msgpack_ratio_spread.unwrap_or(0.0))),
+            Metric::Throughput => row.mb_per_s.map(|v| Bar::spread(v, row.spread)),
+            Metric::Floor => row.floor_ratio.map(|v| Bar::spread(v, row.floor_ratio_spread.unwrap_or(0.0))),
+            Metric::Msgpack => row.msgpack_ratio.map(|v| Bar::spread(v, row.msgpack_ratio_spread.unwrap_or(0.0))),
+            Metric::Pb => row.pb_ratio,
         }
     }
 
@@ -355,6 +227,7 @@ impl Metric {
                 format!("{direction}: protolua time / floor time (lower is better, target {FLOOR_TARGET:.2})")
             }
             Metric::Msgpack => format!("{direction}: protolua / Tarantool msgpack msgs/s (higher is better)"),
+            Metric::Pb => format!("{direction}: protolua / lua-protobuf msgs/s (higher is better)"),
         }
     }
 
@@ -364,7 +237,7 @@ impl Metric {
         match self {
             Metric::Throughput => None,
             Metric::Floor => Some((FLOOR_TARGET, "1.20")),
-            Metric::Msgpack => Some((1.0, "1.00")),
+            Metric::Msgpack | Metric::Pb => Some((1.0, "1.00")),
         }
     }
 
@@ -374,35 +247,61 @@ impl Metric {
             Metric::Throughput if v >= 100.0 => format!("{v:.0}"),
             Metric::Throughput if v >= 10.0 => format!("{v:.1}"),
             Metric::Throughput => format!("{v:.2}"),
-            Metric::Floor | Metric::Msgpack => format!("{v:.2}"),
+            Metric::Floor | Metric::Msgpack | Metric::Pb => format!("{v:.2}"),
         }
     }
 }
 
-/// Reads every `matrix-*.json` in `dir`: the known hosts first, in
-/// [`HOSTS`] order, then the others by name. Also returns the newest
-/// modification time among them.
+/// The objects of one results file.
+fn read_objects(path: &Path) -> Res<Vec<Object>> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Parser::new(&text).array().map_err(|e| format!("{}: {e}", path.display()))?)
+}
+
+/// Reads every `matrix-*.json` and `peers-*.json` in `dir`, one host per
+/// stem: the known hosts first, in [`HOSTS`] order, then the others by
+/// name; a peers file's ratios join the matrix rows of their cells. Also
+/// returns the newest modification time among the files.
 fn load(dir: &Path) -> Res<(Vec<Host>, Option<SystemTime>)> {
     let mut stems: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter_map(|n| Some(n.strip_prefix("matrix-")?.strip_suffix(".json")?.to_owned()))
+        .filter_map(|n| {
+            let rest = n.strip_prefix("matrix-").or_else(|| n.strip_prefix("peers-"))?;
+            Some(rest.strip_suffix(".json")?.to_owned())
+        })
         .collect();
     stems.sort_by_key(|s| (HOSTS.iter().position(|h| h.0 == s).unwrap_or(HOSTS.len()), s.clone()));
+    stems.dedup();
     let mut hosts = Vec::new();
     let mut newest = None;
     let mut extra = EXTRA_COLOURS.iter().cycle();
     for stem in stems {
-        let path = dir.join(format!("matrix-{stem}.json"));
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let objects = Parser::new(&text).array().map_err(|e| format!("{}: {e}", path.display()))?;
-        let rows: Vec<Row> = objects.iter().filter_map(Row::from_object).collect();
-        if rows.is_empty() {
-            eprintln!("plot: {} has no usable rows, skipped", path.display());
-            continue;
+        let mut rows: Vec<Row> = Vec::new();
+        for prefix in ["matrix", "peers"] {
+            let path = dir.join(format!("{prefix}-{stem}.json"));
+            if !path.exists() {
+                continue;
+            }
+            let objects = read_objects(&path)?;
+            let before = (rows.len(), rows.iter().filter(|r| r.pb_ratio.is_some()).count());
+            if prefix == "matrix" {
+                rows.extend(objects.iter().filter_map(Row::from_object));
+            } else {
+                for (cell, direction, bar) in objects.iter().filter_map(Row::peer) {
+                    join_peer(&mut rows, cell, direction, bar);
+                }
+            }
+            if (rows.len(), rows.iter().filter(|r| r.pb_ratio.is_some()).count()) == before {
+                eprintln!("plot: {} has no usable rows, skipped", path.display());
+                continue;
+            }
+            if let Ok(t) = std::fs::metadata(&path).and_then(|m| m.modified()) {
+                newest = newest.max(Some(t));
+            }
         }
-        if let Ok(t) = std::fs::metadata(&path).and_then(|m| m.modified()) {
-            newest = newest.max(Some(t));
+        if rows.is_empty() {
+            continue;
         }
         let (label, colour) = match HOSTS.iter().find(|h| h.0 == stem) {
             Some(&(_, label, colour)) => (label.to_owned(), colour),
@@ -411,6 +310,29 @@ fn load(dir: &Path) -> Res<(Vec<Host>, Option<SystemTime>)> {
         hosts.push(Host { label, colour, rows });
     }
     Ok((hosts, newest))
+}
+
+/// Sets the lua-protobuf ratio of the row of `cell` and `direction`,
+/// adding a row without throughput if the matrix file had none.
+fn join_peer(rows: &mut Vec<Row>, cell: Cell, direction: String, bar: Bar) {
+    if let Some(row) =
+        rows.iter_mut().find(|r| r.message == cell.message && r.size == cell.size && r.direction == direction)
+    {
+        row.pb_ratio = Some(bar);
+        return;
+    }
+    rows.push(Row {
+        message: cell.message,
+        size: cell.size,
+        direction,
+        mb_per_s: None,
+        spread: 0.0,
+        floor_ratio: None,
+        floor_ratio_spread: None,
+        msgpack_ratio: None,
+        msgpack_ratio_spread: None,
+        pb_ratio: Some(bar),
+    });
 }
 
 /// The cells in the order first seen across the hosts' rows.
@@ -443,17 +365,11 @@ fn date(t: SystemTime) -> String {
 /// The y range of `metric` over all hosts and both directions (so encode
 /// and decode panels share a scale), with room for the value labels.
 fn y_range(metric: Metric, hosts: &[Host]) -> (f64, f64) {
-    let values: Vec<f64> =
-        hosts.iter().flat_map(|h| &h.rows).filter_map(|r| metric.of(r)).map(|(v, s)| v * (1.0 + s / 2.0)).collect();
-    let max = values.iter().copied().fold(0.0, f64::max);
+    let bars: Vec<Bar> = hosts.iter().flat_map(|h| &h.rows).filter_map(|r| metric.of(r)).collect();
+    let max = bars.iter().map(|b| b.hi.max(b.v)).fold(0.0, f64::max);
     match metric {
         Metric::Throughput => {
-            let min = hosts
-                .iter()
-                .flat_map(|h| &h.rows)
-                .map(|r| r.mb_per_s * (1.0 - r.spread / 2.0))
-                .filter(|v| *v > 0.0)
-                .fold(f64::INFINITY, f64::min);
+            let min = bars.iter().map(|b| b.lo.min(b.v)).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
             let lo = if min.is_finite() { 10f64.powf(min.log10().floor()) } else { 1.0 };
             // Up to the next decade when that leaves the bars most of the height.
             let decade = 10f64.powf((max * 1.5).log10().ceil());
@@ -461,7 +377,7 @@ fn y_range(metric: Metric, hosts: &[Host]) -> (f64, f64) {
             (lo, hi.max(lo * 10.0))
         }
         Metric::Floor => (0.0, (max * 1.18).max(FLOOR_TARGET * 1.25)),
-        Metric::Msgpack => (0.0, (max * 1.18).max(1.25)),
+        Metric::Msgpack | Metric::Pb => (0.0, (max * 1.18).max(1.25)),
     }
 }
 
@@ -522,14 +438,14 @@ fn panel<Y: Ranged<ValueType = f64> + ValueFormatter<f64>>(
     let label_font = (FONT, if drawn.len() > 2 { 11 } else { 13 }).into_font().color(&RGBColor(40, 40, 40));
     for (j, host) in drawn.iter().enumerate() {
         for (i, cell) in cells.iter().enumerate() {
-            let Some((v, spread)) = host.row(cell, direction).and_then(|r| metric.of(r)) else { continue };
+            let Some(Bar { v, lo, hi }) = host.row(cell, direction).and_then(|r| metric.of(r)) else { continue };
             let x0 = i as f64 - group / 2.0 + j as f64 * bar;
             let (x1, xm) = (x0 + bar * 0.9, x0 + bar * 0.45);
             let top = v.max(y_lo);
             chart.draw_series(std::iter::once(Rectangle::new([(x0, y_lo), (x1, top)], host.colour.filled())))?;
             let mut label_at = top;
-            if spread > 0.0 {
-                let (lo, hi) = ((v * (1.0 - spread / 2.0)).max(y_lo), v * (1.0 + spread / 2.0));
+            if hi > lo {
+                let (lo, hi) = (lo.max(y_lo), hi.max(v));
                 let w = bar * 0.2;
                 let style = BLACK.stroke_width(1);
                 chart.draw_series([
@@ -581,26 +497,33 @@ fn panel<Y: Ranged<ValueType = f64> + ValueFormatter<f64>>(
 /// Draws the whole chart to `out`.
 fn draw(hosts: &[Host], newest: Option<SystemTime>, out: &Path) -> Res<()> {
     let cells = cells(hosts);
-    let mut rows = vec![Metric::Throughput];
-    for m in [Metric::Floor, Metric::Msgpack] {
-        if hosts.iter().flat_map(|h| &h.rows).any(|r| m.of(r).is_some()) {
-            rows.push(m);
-        }
-    }
-    let height = TITLE_H + MAIN_H + RATIO_H * (rows.len() as u32 - 1);
+    let rows: Vec<Metric> = [Metric::Throughput, Metric::Pb, Metric::Floor, Metric::Msgpack]
+        .into_iter()
+        .filter(|m| hosts.iter().flat_map(|h| &h.rows).any(|r| m.of(r).is_some()))
+        .collect();
+    let row_h = |m: &Metric| if matches!(m, Metric::Throughput) { MAIN_H } else { RATIO_H };
+    let has_pb = rows.iter().any(|m| matches!(m, Metric::Pb));
+    let title_h = if has_pb { TITLE_H + NOTE_H } else { TITLE_H };
+    let height = title_h + rows.iter().map(row_h).sum::<u32>();
     let root = SVGBackend::new(out, (WIDTH, height)).into_drawing_area();
     root.fill(&WHITE)?;
 
     // Title, subtitle and legend.
-    let (title, mut body) = root.split_vertically(TITLE_H);
+    let (title, mut body) = root.split_vertically(title_h);
     let heading = match newest {
         Some(t) => format!("protolua benchmark matrix, results of {}", date(t)),
         None => "protolua benchmark matrix".to_owned(),
     };
     title.draw(&Text::new(heading, (20, 12), (FONT, 26).into_font().style(FontStyle::Bold).color(&BLACK)))?;
+    let note_font = (FONT, 14).into_font().color(&RGBColor(80, 80, 80));
     let note = "Median of the repetitions per cell; whiskers (when non-zero) span spread = (max-min)/median; \
                 one bar per host (results file matrix-<host>.json).";
-    title.draw(&Text::new(note, (20, 48), (FONT, 14).into_font().color(&RGBColor(80, 80, 80))))?;
+    title.draw(&Text::new(note, (20, 48), note_font.clone()))?;
+    if has_pb {
+        let note = "lua-protobuf: pb.encode / pb.decode with pb.option('no_default_values'), timed in the same \
+                    process in interleaved rounds (peers-<host>.json); whiskers: the rounds' min..max.";
+        title.draw(&Text::new(note, (20, 48 + NOTE_H as i32), note_font))?;
+    }
     let mut x = WIDTH as i32 - 20 - 125 * hosts.len() as i32;
     for host in hosts {
         title.draw(&Rectangle::new([(x, 16), (x + 18, 32)], host.colour.filled()))?;
@@ -609,11 +532,8 @@ fn draw(hosts: &[Host], newest: Option<SystemTime>, out: &Path) -> Res<()> {
     }
 
     for (k, metric) in rows.iter().enumerate() {
-        let (row, rest) = if k + 1 == rows.len() {
-            (body.clone(), body.clone())
-        } else {
-            body.split_vertically(if k == 0 { MAIN_H } else { RATIO_H })
-        };
+        let (row, rest) =
+            if k + 1 == rows.len() { (body.clone(), body.clone()) } else { body.split_vertically(row_h(metric)) };
         body = rest;
         let (left, right) = row.split_horizontally(WIDTH / 2);
         let (lo, hi) = y_range(*metric, hosts);
@@ -637,7 +557,7 @@ fn main() -> Res<()> {
     let out = args.next().map(PathBuf::from).unwrap_or_else(|| root.parent().unwrap_or(&root).join("docs/matrix.svg"));
     let (hosts, newest) = load(&dir)?;
     if hosts.is_empty() {
-        return Err(format!("no matrix-*.json with rows in {}", dir.display()).into());
+        return Err(format!("no matrix-*.json or peers-*.json with rows in {}", dir.display()).into());
     }
     draw(&hosts, newest, &out)?;
     let names: Vec<&str> = hosts.iter().map(|h| h.label.as_str()).collect();
@@ -660,11 +580,63 @@ mod tests {
         assert_eq!(objects.len(), 2);
         assert_eq!(objects[0]["s"], Value::Str("a\"é".into()));
         let rows: Vec<Row> = objects.iter().filter_map(Row::from_object).collect();
-        assert_eq!(rows[0].mb_per_s, 33.833);
-        assert_eq!(rows[1].mb_per_s, 10.0);
+        assert_eq!(rows[0].mb_per_s, Some(33.833));
+        assert_eq!(rows[1].mb_per_s, Some(10.0));
         assert_eq!(rows[1].floor_ratio, Some(1.1));
         assert!(Parser::new("[{\"a\": [1]}]").array().is_err());
         assert!(Parser::new("[] x").array().is_err());
+    }
+
+    #[test]
+    fn peers_files_join_the_hosts_and_get_a_row() {
+        let dir = std::env::temp_dir().join(format!("protolua-plot-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cell = |dir: &str, extra: &str| {
+            format!(r#"{{"message": "hello.Person", "size": "10B", "bytes": 10, "direction": "{dir}"{extra}}}"#)
+        };
+        let matrix =
+            format!("[{}, {}]", cell("encode", r#", "mb_per_s": 30.0"#), cell("decode", r#", "mb_per_s": 40.0"#));
+        std::fs::write(dir.join("matrix-luajit.json"), matrix).unwrap();
+        let peers = format!(
+            "[{}, {}]",
+            cell("encode", r#", "pb_nodef_ratio": 2.0, "pb_nodef_ratio_min": 1.9, "pb_nodef_ratio_max": 2.3"#),
+            cell("decode", r#", "pb_nodef_ratio": 3.0, "pb_nodef_ratio_spread": 0.2, "pb_default_ratio": 5.0"#)
+        );
+        std::fs::write(dir.join("peers-luajit.json"), &peers).unwrap();
+        // A host with only a peers file, and a cell the matrix file lacks.
+        let lone = format!("[{}]", cell("encode", r#", "pb_nodef_ratio": 1.5"#).replace("10B", "1KB"));
+        std::fs::write(dir.join("peers-lua54.json"), lone).unwrap();
+        std::fs::write(dir.join("cells-peers-luajit.json"), "not json").unwrap();
+
+        let (hosts, newest) = load(&dir).unwrap();
+        assert!(newest.is_some());
+        let labels: Vec<&str> = hosts.iter().map(|h| h.label.as_str()).collect();
+        assert_eq!(labels, ["LuaJIT", "Lua 5.4"]);
+        let luajit = &hosts[0].rows;
+        assert_eq!(luajit.len(), 2);
+        assert_eq!(luajit[0].mb_per_s, Some(30.0));
+        assert_eq!(luajit[0].pb_ratio, Some(Bar { v: 2.0, lo: 1.9, hi: 2.3 }));
+        assert_eq!(luajit[1].pb_ratio, Some(Bar::spread(3.0, 0.2)));
+        let lua54 = &hosts[1].rows;
+        assert_eq!((lua54[0].size.as_str(), lua54[0].mb_per_s), ("1KB", None));
+        assert_eq!(Metric::Pb.of(&lua54[0]).map(|b| b.v), Some(1.5));
+        assert_eq!(cells(&hosts).len(), 2);
+
+        let out = dir.join("chart.svg");
+        draw(&hosts, newest, &out).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(svg.contains("decode: protolua / lua-protobuf msgs/s (higher is better)"));
+        assert!(svg.contains("no_default_values"));
+        assert!(svg.contains(">2.00<") || svg.contains("2.00"));
+        assert!(!svg.contains("floor time"), "no floor row without floor ratios");
+
+        // Peers files alone draw the ratio row only.
+        std::fs::remove_file(dir.join("matrix-luajit.json")).unwrap();
+        let (hosts, newest) = load(&dir).unwrap();
+        draw(&hosts, newest, &out).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(svg.contains("lua-protobuf msgs/s") && !svg.contains("throughput"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
