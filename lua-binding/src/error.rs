@@ -250,17 +250,72 @@ impl fmt::Display for IntValue {
     }
 }
 
-/// One step of a field path: message, field, and array index or map marker.
+/// A map entry's key as an error path names it: `m["a"]`, `m[5]`, `m[true]`.
+#[derive(Clone, Copy, Debug)]
+pub enum EntryKey<'k> {
+    /// Not known: the entry failed before its key was read (`m[<entry>]`).
+    Unknown,
+    /// A string key: quoted, unprintable bytes escaped, long ones cut.
+    Str(&'k [u8]),
+    /// A signed integer.
+    Int(i64),
+    /// An unsigned integer.
+    UInt(u64),
+    /// A Lua number that is not an integer (or is beyond 64 bits).
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A key of another Lua type, named by its type (`m[<table>]`).
+    Other(&'static str),
+}
+
+/// An [`EntryKey`] kept in a [`CodecError`]: strings live in its key pool.
+#[derive(Clone, Copy)]
+enum StoredKey {
+    Unknown,
+    Str { at: u8, len: u8, cut: bool },
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Bool(bool),
+    Other(&'static str),
+}
+
+/// What a path step names inside its field.
+#[derive(Clone, Copy)]
+enum Step {
+    /// The field itself.
+    Field,
+    /// An array element (1-based).
+    Index(u64),
+    /// A map entry.
+    Entry(StoredKey),
+}
+
+/// One step of a field path: message, field, and what inside it.
 #[derive(Clone, Copy)]
 struct PathSeg {
     msg: u32,
     field: u16,
-    index: u64,
+    step: Step,
 }
 
-const NO_INDEX: u64 = u64::MAX;
-const MAP_INDEX: u64 = u64::MAX - 1;
+/// The key of the next map step [`CodecError::in_map`] adds.
+#[derive(Clone, Copy)]
+enum Pending {
+    /// Not given: the step names the entry without its key.
+    Unknown,
+    /// The entry's key.
+    Key(StoredKey),
+    /// The failure is the map field's own value, not one of its entries.
+    NotEntry,
+}
+
 const MAX_PATH: usize = 12;
+/// The longest string key an error path shows (longer ones are cut, `…`).
+const KEY_CAP: usize = 48;
+/// Room for the string keys of one error's path.
+const KEY_POOL: usize = 192;
 
 /// A codec failure: kind, byte offset (decode), and the field path.
 #[derive(Clone, Copy)]
@@ -272,6 +327,9 @@ pub struct CodecError {
     path: [PathSeg; MAX_PATH],
     path_len: u8,
     path_dropped: u32,
+    pending: Pending,
+    keys: [u8; KEY_POOL],
+    keys_len: u8,
 }
 
 impl CodecError {
@@ -281,9 +339,12 @@ impl CodecError {
         CodecError {
             kind,
             offset,
-            path: [PathSeg { msg: 0, field: 0, index: NO_INDEX }; MAX_PATH],
+            path: [PathSeg { msg: 0, field: 0, step: Step::Field }; MAX_PATH],
             path_len: 0,
             path_dropped: 0,
+            pending: Pending::Unknown,
+            keys: [0; KEY_POOL],
+            keys_len: 0,
         }
     }
 
@@ -296,22 +357,92 @@ impl CodecError {
     /// Prepend a path step (called while unwinding towards the root).
     #[cold]
     pub fn in_field(mut self, msg: u32, field: usize) -> Self {
-        self.push(PathSeg { msg, field: field as u16, index: NO_INDEX });
+        self.push(PathSeg { msg, field: field as u16, step: Step::Field });
         self
     }
 
     /// Prepend an array-element path step.
     #[cold]
     pub fn in_element(mut self, msg: u32, field: usize, index: u64) -> Self {
-        self.push(PathSeg { msg, field: field as u16, index });
+        self.push(PathSeg { msg, field: field as u16, step: Step::Index(index) });
         self
     }
 
-    /// Prepend a map-entry path step.
+    /// Prepend a map-entry path step, naming the key given by
+    /// [`Self::with_entry_key`] (`<entry>` when none was), or the map
+    /// field alone after [`Self::not_in_entry`].
     #[cold]
     pub fn in_map(mut self, msg: u32, field: usize) -> Self {
-        self.push(PathSeg { msg, field: field as u16, index: MAP_INDEX });
+        let step = match core::mem::replace(&mut self.pending, Pending::Unknown) {
+            Pending::Unknown => Step::Entry(StoredKey::Unknown),
+            Pending::Key(k) => Step::Entry(k),
+            Pending::NotEntry => Step::Field,
+        };
+        self.push(PathSeg { msg, field: field as u16, step });
         self
+    }
+
+    /// The key of the entry that failed, for the next [`Self::in_map`]
+    /// (a string's first [`KEY_CAP`] bytes are copied).
+    #[cold]
+    pub fn with_entry_key(mut self, key: EntryKey<'_>) -> Self {
+        let stored = match key {
+            EntryKey::Unknown => StoredKey::Unknown,
+            EntryKey::Str(s) => self.store_str(s),
+            EntryKey::Int(i) => StoredKey::Int(i),
+            EntryKey::UInt(u) => StoredKey::UInt(u),
+            EntryKey::Float(x) => StoredKey::Float(x),
+            EntryKey::Bool(b) => StoredKey::Bool(b),
+            EntryKey::Other(t) => StoredKey::Other(t),
+        };
+        self.pending = Pending::Key(stored);
+        self
+    }
+
+    /// The failure is a map field's own value (not a table), so the next
+    /// [`Self::in_map`] names the field without an entry.
+    #[cold]
+    pub fn not_in_entry(mut self) -> Self {
+        self.pending = Pending::NotEntry;
+        self
+    }
+
+    /// For a failure in a map key's own value: `expected string` becomes
+    /// `expected string key` (other kinds are kept).
+    #[cold]
+    pub fn as_key_error(mut self) -> Self {
+        if let ErrorKind::WrongType { expected, got } = self.kind {
+            let expected = match expected {
+                "string" => "string key",
+                "integer" => "integer key",
+                "integer or decimal string" => "integer or decimal string key",
+                "boolean" => "boolean key",
+                e => e,
+            };
+            self.kind = ErrorKind::WrongType { expected, got };
+        }
+        self
+    }
+
+    /// Copy up to [`KEY_CAP`] bytes of `s` (cut at a character boundary
+    /// when it is UTF-8) into the key pool, as much as it has room for.
+    fn store_str(&mut self, s: &[u8]) -> StoredKey {
+        let at = self.keys_len as usize;
+        let mut n = s.len().min(KEY_CAP).min(KEY_POOL - at);
+        if n < s.len() {
+            // Do not split a character: back off over continuation bytes.
+            // `s[n]` is the first byte left out: cut before its character.
+            let mut cut = n;
+            while cut > 0 && n - cut < 3 && s[cut] & 0xc0 == 0x80 {
+                cut -= 1;
+            }
+            if s[cut] & 0xc0 != 0x80 {
+                n = cut;
+            }
+        }
+        self.keys[at..at + n].copy_from_slice(&s[..n]);
+        self.keys_len = (at + n) as u8;
+        StoredKey::Str { at: at as u8, len: n as u8, cut: n < s.len() }
     }
 
     fn push(&mut self, seg: PathSeg) {
@@ -341,12 +472,14 @@ impl CodecError {
                 }
                 let f = &plans.messages[seg.msg as usize].fields[seg.field as usize];
                 let _ = out.write_str(&f.name);
-                match seg.index {
-                    NO_INDEX => {}
-                    MAP_INDEX => {
-                        let _ = out.write_str("[<entry>]");
+                match seg.step {
+                    Step::Field => {}
+                    Step::Entry(k) => {
+                        let _ = out.write_char('[');
+                        self.write_key(out, k);
+                        let _ = out.write_char(']');
                     }
-                    i => {
+                    Step::Index(i) => {
                         let _ = write!(out, "[{i}]");
                     }
                 }
@@ -423,6 +556,52 @@ impl CodecError {
         if let Some(off) = self.offset {
             let _ = write!(out, " at byte {off}");
         }
+    }
+
+    /// A map key as the path shows it: strings quoted, with `\"`, `\\`,
+    /// `\n`, `\r`, `\t` and `\xNN` for other control and non-UTF-8 bytes
+    /// (a Lua string literal's escapes); numbers and booleans as Lua prints them.
+    fn write_key(&self, out: &mut ErrBuf, k: StoredKey) {
+        let _ = match k {
+            StoredKey::Unknown => out.write_str("<entry>"),
+            StoredKey::Int(i) => write!(out, "{i}"),
+            StoredKey::UInt(u) => write!(out, "{u}"),
+            StoredKey::Float(x) if x.is_finite() && (x == 0.0 || (1e-4..1e16).contains(&x.abs())) => write!(out, "{x}"),
+            StoredKey::Float(x) if x.is_finite() => write!(out, "{x:e}"),
+            StoredKey::Float(x) if x.is_nan() => out.write_str("nan"),
+            StoredKey::Float(x) => out.write_str(if x > 0.0 { "inf" } else { "-inf" }),
+            StoredKey::Bool(b) => write!(out, "{b}"),
+            StoredKey::Other(t) => write!(out, "<{t}>"),
+            StoredKey::Str { at, len, cut } => {
+                let _ = out.write_char('"');
+                for chunk in self.keys[at as usize..at as usize + len as usize].utf8_chunks() {
+                    for c in chunk.valid().chars() {
+                        let _ = match c {
+                            '"' => out.write_str("\\\""),
+                            '\\' => out.write_str("\\\\"),
+                            '\n' => out.write_str("\\n"),
+                            '\r' => out.write_str("\\r"),
+                            '\t' => out.write_str("\\t"),
+                            c if c.is_control() => {
+                                let mut b = [0u8; 4];
+                                for byte in c.encode_utf8(&mut b).bytes() {
+                                    let _ = write!(out, "\\x{byte:02x}");
+                                }
+                                Ok(())
+                            }
+                            c => out.write_char(c),
+                        };
+                    }
+                    for b in chunk.invalid() {
+                        let _ = write!(out, "\\x{b:02x}");
+                    }
+                }
+                if cut {
+                    let _ = out.write_str("…");
+                }
+                out.write_char('"')
+            }
+        };
     }
 
     /// Raise this error as a Lua error.

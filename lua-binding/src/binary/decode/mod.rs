@@ -31,7 +31,7 @@ use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
 
 #[cfg(feature = "luajit")]
 use crate::binary::decode::ctor::bulk::{self, BULK_MAX, BULK_MIN};
-use crate::error::{CodecError, ErrSlot, ErrorKind, MissingSet, Recorded};
+use crate::error::{CodecError, EntryKey, ErrSlot, ErrorKind, MissingSet, Recorded};
 use crate::lua::host::ModuleState;
 use crate::lua::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};

@@ -354,7 +354,7 @@ impl EncodeCtx<'_> {
     ) -> WalkResult {
         let L = self.L;
         if ty != ffi::LUA_TTABLE {
-            return Err(self.err.set(wrong("table", ty)));
+            return Err(self.err.set(wrong("table", ty).not_in_entry()));
         }
         let entry = &self.plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
@@ -370,7 +370,9 @@ impl EncodeCtx<'_> {
                 match r {
                     Ok(e) => out.entries.push(e),
                     Err(e) => {
-                        ffi::lua_pop(L, 2);
+                        ffi::lua_settop(L, vi);
+                        self.name_entry(k);
+                        ffi::lua_settop(L, k - 1);
                         out.entries.truncate(first_entry);
                         return Err(e);
                     }
@@ -418,7 +420,7 @@ impl EncodeCtx<'_> {
             let kty = ffi::lua_type(L, k);
             let key = match kf.kind {
                 Kind::String => {
-                    let s = self.string_value(kf, k, kty)?;
+                    let s = self.string_value(kf, k, kty).map_err(|_| self.err.with(CodecError::as_key_error))?;
                     MapKey::Str(s.as_ptr(), s.len())
                 }
                 Kind::Bool => {
@@ -429,7 +431,7 @@ impl EncodeCtx<'_> {
                 }
                 _ => MapKey::Int(match self.small_integer(kf.kind, k, kty) {
                     Some(i) => i as i128,
-                    None => self.integer(kf.kind, k, kty)?,
+                    None => self.integer(kf.kind, k, kty).map_err(|_| self.err.with(CodecError::as_key_error))?,
                 }),
             };
             out.w.put_encoded_tag(&f.tag);
@@ -440,5 +442,36 @@ impl EncodeCtx<'_> {
             out.w.end_len(mark);
             Ok(MapEntry { key, start, end: out.w.len() })
         }
+    }
+
+    /// Name the key at `k` in the error just recorded for its entry (for
+    /// the caller's [`CodecError::in_map`]): as given, whatever its type.
+    ///
+    /// # Safety
+    /// `k` the entry's key, the stack top its value (three free slots
+    /// above it, as when the key was read: the cdata classifier).
+    #[cold]
+    #[inline(never)]
+    unsafe fn name_entry(&self, k: c_int) {
+        let L = self.L;
+        // SAFETY: each read follows the type check; none raises.
+        let key = unsafe {
+            match ffi::lua_type(L, k) {
+                ffi::LUA_TSTRING => EntryKey::Str(lua::string_bytes(L, k)),
+                ffi::LUA_TBOOLEAN => EntryKey::Bool(ffi::lua_toboolean(L, k) != 0),
+                ffi::LUA_TNUMBER => match lua::number_to_int(L, k) {
+                    Ok(NumInt::Int(i)) => EntryKey::Int(i),
+                    Ok(NumInt::UInt(u)) => EntryKey::UInt(u),
+                    Ok(NumInt::Huge(x)) | Err(x) => EntryKey::Float(x),
+                },
+                lua::LUA_TCDATA => match self.read_cdata(k) {
+                    CdataInt::I64(i) => EntryKey::Int(i),
+                    CdataInt::U64(u) => EntryKey::UInt(u),
+                    CdataInt::Null | CdataInt::Other => EntryKey::Other("cdata"),
+                },
+                t => EntryKey::Other(lua_type_name(t)),
+            }
+        };
+        self.err.with(|e| e.with_entry_key(key));
     }
 }

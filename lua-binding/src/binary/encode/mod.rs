@@ -35,7 +35,7 @@ use std::os::raw::c_int;
 use pbwire::{EncodedTag, Tag, WireType, Writer, utf8, zigzag};
 
 use crate::binary::encode::keys::KeyIndex;
-use crate::error::{CodecError, ErrSlot, ErrorKind, IntValue, MissingSet, Recorded, ShortStr, lua_type_name};
+use crate::error::{CodecError, EntryKey, ErrSlot, ErrorKind, IntValue, MissingSet, Recorded, ShortStr, lua_type_name};
 use crate::lua::host::{Cdata, ModuleState};
 use crate::lua::int64;
 use crate::lua::int64::CdataInt;
