@@ -309,6 +309,15 @@ impl<'a> DecodeCtx<'a> {
         Ok(true)
     }
 
+    /// Add the path step of the failed entry of map field `fi` of message
+    /// `mi` (its tag at `tag_at`) to the recorded error, naming its key.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::binary::decode) fn entry_failed(&self, mi: u32, fi: usize, tag_at: usize) -> Recorded {
+        let f = &self.plans.messages[mi as usize].fields[fi];
+        self.err.with(|e| e.with_entry_key(self.wire_entry_key(f, tag_at, e.offset)).in_map(mi, fi))
+    }
+
     /// The key of the entry of map field `f` whose tag is at `tag_at`, for
     /// an error at byte `err_at` inside it: read again from the input (the
     /// Lua stack no longer says which key the walk had reached). The key is
@@ -316,14 +325,7 @@ impl<'a> DecodeCtx<'a> {
     /// that is not UTF-8) is named by its bytes. `Unknown` when no key
     /// came before the failure (value first on the wire, or none at all)
     /// or when the entry cannot be read again.
-    #[cold]
-    #[inline(never)]
-    pub(in crate::binary::decode) fn wire_entry_key(
-        &self,
-        f: &FieldPlan,
-        tag_at: usize,
-        err_at: Option<usize>,
-    ) -> EntryKey<'a> {
+    fn wire_entry_key(&self, f: &FieldPlan, tag_at: usize, err_at: Option<usize>) -> EntryKey<'a> {
         let kf = &self.plans.messages[f.sub as usize].fields[0];
         let (Some(err_at), Some(bytes)) = (err_at, self.input.get(tag_at..)) else {
             return EntryKey::Unknown;

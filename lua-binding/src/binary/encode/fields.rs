@@ -369,13 +369,7 @@ impl EncodeCtx<'_> {
                 let r = self.map_entry(f, kf, vf, k, vi, depth, out);
                 match r {
                     Ok(e) => out.entries.push(e),
-                    Err(e) => {
-                        ffi::lua_settop(L, vi);
-                        self.name_entry(k);
-                        ffi::lua_settop(L, k - 1);
-                        out.entries.truncate(first_entry);
-                        return Err(e);
-                    }
+                    Err(_) => return Err(self.entry_failed(kf, k, first_entry, out)),
                 }
                 ffi::lua_pop(L, 1);
             }
@@ -420,7 +414,7 @@ impl EncodeCtx<'_> {
             let kty = ffi::lua_type(L, k);
             let key = match kf.kind {
                 Kind::String => {
-                    let s = self.string_value(kf, k, kty).map_err(|_| self.err.with(CodecError::as_key_error))?;
+                    let s = self.string_value(kf, k, kty)?;
                     MapKey::Str(s.as_ptr(), s.len())
                 }
                 Kind::Bool => {
@@ -431,7 +425,7 @@ impl EncodeCtx<'_> {
                 }
                 _ => MapKey::Int(match self.small_integer(kf.kind, k, kty) {
                     Some(i) => i as i128,
-                    None => self.integer(kf.kind, k, kty).map_err(|_| self.err.with(CodecError::as_key_error))?,
+                    None => self.integer(kf.kind, k, kty)?,
                 }),
             };
             out.w.put_encoded_tag(&f.tag);
@@ -444,19 +438,25 @@ impl EncodeCtx<'_> {
         }
     }
 
-    /// Name the key at `k` in the error just recorded for its entry (for
-    /// the caller's [`CodecError::in_map`]): as given, whatever its type.
+    /// [`Self::map`]'s loop after a failed entry: name its key in the
+    /// recorded error (for the caller's [`CodecError::in_map`]), as given,
+    /// whatever its type (a key of a type `kf` cannot take failed itself,
+    /// and its error says so: `expected string key`); pop the entry and
+    /// drop the map's entries from `out`.
     ///
     /// # Safety
-    /// `k` the entry's key, the stack top its value (three free slots
-    /// above it, as when the key was read: the cdata classifier).
+    /// `k` the entry's key, `k + 1` its value; the frame's reserve above
+    /// them, as when the key was read (the cdata classifier's three slots).
     #[cold]
     #[inline(never)]
-    unsafe fn name_entry(&self, k: c_int) {
+    unsafe fn entry_failed(&self, kf: &FieldPlan, k: c_int, first_entry: usize, out: &mut EncodeBuffers) -> Recorded {
         let L = self.L;
-        // SAFETY: each read follows the type check; none raises.
-        let key = unsafe {
-            match ffi::lua_type(L, k) {
+        // SAFETY: each read follows the type check; none raises. The
+        // stack top goes back to the entry's value, so the reserve is there.
+        let (key, kty) = unsafe {
+            ffi::lua_settop(L, k + 1);
+            let kty = ffi::lua_type(L, k);
+            let key = match kty {
                 ffi::LUA_TSTRING => EntryKey::Str(lua::string_bytes(L, k)),
                 ffi::LUA_TBOOLEAN => EntryKey::Bool(ffi::lua_toboolean(L, k) != 0),
                 ffi::LUA_TNUMBER => match lua::number_to_int(L, k) {
@@ -470,8 +470,25 @@ impl EncodeCtx<'_> {
                     CdataInt::Null | CdataInt::Other => EntryKey::Other("cdata"),
                 },
                 t => EntryKey::Other(lua_type_name(t)),
+            };
+            (key, kty)
+        };
+        let key_failed = match kf.kind {
+            Kind::String => kty != ffi::LUA_TSTRING,
+            Kind::Bool => kty != ffi::LUA_TBOOLEAN,
+            kind => {
+                !(kty == ffi::LUA_TNUMBER
+                    || (kty == ffi::LUA_TSTRING && kind.is_64bit_integer())
+                    || matches!(key, EntryKey::Int(_) | EntryKey::UInt(_)))
             }
         };
-        self.err.with(|e| e.with_entry_key(key));
+        self.err.with(|e| {
+            let e = if key_failed { e.as_key_error() } else { e };
+            e.with_entry_key(key)
+        });
+        // SAFETY: the entry's two slots, above the map's iteration.
+        unsafe { ffi::lua_settop(L, k - 1) };
+        out.entries.truncate(first_entry);
+        Recorded
     }
 }
