@@ -265,57 +265,59 @@ pub enum EntryKey<'k> {
     Float(f64),
     /// A boolean.
     Bool(bool),
-    /// A key of another Lua type, named by its type (`m[<table>]`).
-    Other(&'static str),
+    /// A key of another Lua type (its type tag), named by its type (`m[<table>]`).
+    Other(c_int),
 }
 
-/// An [`EntryKey`] kept in a [`CodecError`]: strings live in its key pool.
-#[derive(Clone, Copy)]
-enum StoredKey {
-    Unknown,
-    Str { at: u8, len: u8, cut: bool },
-    Int(i64),
-    UInt(u64),
-    Float(f64),
-    Bool(bool),
-    Other(&'static str),
-}
-
-/// What a path step names inside its field.
-#[derive(Clone, Copy)]
-enum Step {
+/// What a [`PathSeg`] names inside its field; `value` holds the index or
+/// the key.
+mod step {
     /// The field itself.
-    Field,
-    /// An array element (1-based).
-    Index(u64),
-    /// A map entry.
-    Entry(StoredKey),
+    pub const FIELD: u8 = 0;
+    /// Array element `value` (1-based).
+    pub const INDEX: u8 = 1;
+    /// A map entry whose key is not known.
+    pub const ENTRY: u8 = 2;
+    /// A map entry, key `value as i64`.
+    pub const INT: u8 = 3;
+    /// A map entry, key `value`.
+    pub const UINT: u8 = 4;
+    /// A map entry, key `f64::from_bits(value)`.
+    pub const FLOAT: u8 = 5;
+    /// A map entry, key `value != 0`.
+    pub const BOOL: u8 = 6;
+    /// A map entry, string key at `value & 0xff` in the key pool, `value >> 8` bytes.
+    pub const STR: u8 = 7;
+    /// A map entry whose key is of Lua type `value`.
+    pub const OTHER: u8 = 8;
 }
 
-/// One step of a field path: message, field, and what inside it.
+/// One step of a field path: message, field, and what inside it. Packed
+/// in 16 bytes: every frame that makes an error holds a [`CodecError`].
 #[derive(Clone, Copy)]
 struct PathSeg {
     msg: u32,
     field: u16,
-    step: Step,
+    /// One of [`step`]'s kinds.
+    step: u8,
+    /// A string key was cut.
+    cut: bool,
+    value: u64,
 }
 
-/// The key of the next map step [`CodecError::in_map`] adds.
-#[derive(Clone, Copy)]
-enum Pending {
-    /// Not given: the step names the entry without its key.
-    Unknown,
-    /// The entry's key.
-    Key(StoredKey),
-    /// The failure is the map field's own value, not one of its entries.
-    NotEntry,
+const _: () = assert!(size_of::<PathSeg>() == 16);
+
+impl PathSeg {
+    const fn new(step: u8, value: u64) -> Self {
+        PathSeg { msg: 0, field: 0, step, cut: false, value }
+    }
 }
 
 const MAX_PATH: usize = 12;
 /// The longest string key an error path shows (longer ones are cut, `…`).
 const KEY_CAP: usize = 48;
-/// Room for the string keys of one error's path.
-const KEY_POOL: usize = 192;
+/// Room for the string keys of one error's path (innermost first).
+const KEY_POOL: usize = 96;
 
 /// A codec failure: kind, byte offset (decode), and the field path.
 #[derive(Clone, Copy)]
@@ -327,7 +329,8 @@ pub struct CodecError {
     path: [PathSeg; MAX_PATH],
     path_len: u8,
     path_dropped: u32,
-    pending: Pending,
+    /// The step [`Self::in_map`] adds next (its `msg` and `field` unset).
+    pending: PathSeg,
     keys: [u8; KEY_POOL],
     keys_len: u8,
 }
@@ -339,10 +342,10 @@ impl CodecError {
         CodecError {
             kind,
             offset,
-            path: [PathSeg { msg: 0, field: 0, step: Step::Field }; MAX_PATH],
+            path: [PathSeg::new(step::FIELD, 0); MAX_PATH],
             path_len: 0,
             path_dropped: 0,
-            pending: Pending::Unknown,
+            pending: PathSeg::new(step::ENTRY, 0),
             keys: [0; KEY_POOL],
             keys_len: 0,
         }
@@ -357,14 +360,14 @@ impl CodecError {
     /// Prepend a path step (called while unwinding towards the root).
     #[cold]
     pub fn in_field(mut self, msg: u32, field: usize) -> Self {
-        self.push(PathSeg { msg, field: field as u16, step: Step::Field });
+        self.push(PathSeg { msg, field: field as u16, ..PathSeg::new(step::FIELD, 0) });
         self
     }
 
     /// Prepend an array-element path step.
     #[cold]
     pub fn in_element(mut self, msg: u32, field: usize, index: u64) -> Self {
-        self.push(PathSeg { msg, field: field as u16, step: Step::Index(index) });
+        self.push(PathSeg { msg, field: field as u16, ..PathSeg::new(step::INDEX, index) });
         self
     }
 
@@ -373,12 +376,8 @@ impl CodecError {
     /// field alone after [`Self::not_in_entry`].
     #[cold]
     pub fn in_map(mut self, msg: u32, field: usize) -> Self {
-        let step = match core::mem::replace(&mut self.pending, Pending::Unknown) {
-            Pending::Unknown => Step::Entry(StoredKey::Unknown),
-            Pending::Key(k) => Step::Entry(k),
-            Pending::NotEntry => Step::Field,
-        };
-        self.push(PathSeg { msg, field: field as u16, step });
+        let seg = core::mem::replace(&mut self.pending, PathSeg::new(step::ENTRY, 0));
+        self.push(PathSeg { msg, field: field as u16, ..seg });
         self
     }
 
@@ -386,16 +385,15 @@ impl CodecError {
     /// (a string's first [`KEY_CAP`] bytes are copied).
     #[cold]
     pub fn with_entry_key(mut self, key: EntryKey<'_>) -> Self {
-        let stored = match key {
-            EntryKey::Unknown => StoredKey::Unknown,
+        self.pending = match key {
+            EntryKey::Unknown => PathSeg::new(step::ENTRY, 0),
             EntryKey::Str(s) => self.store_str(s),
-            EntryKey::Int(i) => StoredKey::Int(i),
-            EntryKey::UInt(u) => StoredKey::UInt(u),
-            EntryKey::Float(x) => StoredKey::Float(x),
-            EntryKey::Bool(b) => StoredKey::Bool(b),
-            EntryKey::Other(t) => StoredKey::Other(t),
+            EntryKey::Int(i) => PathSeg::new(step::INT, i as u64),
+            EntryKey::UInt(u) => PathSeg::new(step::UINT, u),
+            EntryKey::Float(x) => PathSeg::new(step::FLOAT, x.to_bits()),
+            EntryKey::Bool(b) => PathSeg::new(step::BOOL, b as u64),
+            EntryKey::Other(t) => PathSeg::new(step::OTHER, t as u64),
         };
-        self.pending = Pending::Key(stored);
         self
     }
 
@@ -403,7 +401,7 @@ impl CodecError {
     /// [`Self::in_map`] names the field without an entry.
     #[cold]
     pub fn not_in_entry(mut self) -> Self {
-        self.pending = Pending::NotEntry;
+        self.pending = PathSeg::new(step::FIELD, 0);
         self
     }
 
@@ -426,7 +424,7 @@ impl CodecError {
 
     /// Copy up to [`KEY_CAP`] bytes of `s` (cut at a character boundary
     /// when it is UTF-8) into the key pool, as much as it has room for.
-    fn store_str(&mut self, s: &[u8]) -> StoredKey {
+    fn store_str(&mut self, s: &[u8]) -> PathSeg {
         let at = self.keys_len as usize;
         let mut n = s.len().min(KEY_CAP).min(KEY_POOL - at);
         if n < s.len() {
@@ -442,7 +440,7 @@ impl CodecError {
         }
         self.keys[at..at + n].copy_from_slice(&s[..n]);
         self.keys_len = (at + n) as u8;
-        StoredKey::Str { at: at as u8, len: n as u8, cut: n < s.len() }
+        PathSeg { cut: n < s.len(), ..PathSeg::new(step::STR, (at | n << 8) as u64) }
     }
 
     fn push(&mut self, seg: PathSeg) {
@@ -473,14 +471,14 @@ impl CodecError {
                 let f = &plans.messages[seg.msg as usize].fields[seg.field as usize];
                 let _ = out.write_str(&f.name);
                 match seg.step {
-                    Step::Field => {}
-                    Step::Entry(k) => {
-                        let _ = out.write_char('[');
-                        self.write_key(out, k);
-                        let _ = out.write_char(']');
+                    step::FIELD => {}
+                    step::INDEX => {
+                        let _ = write!(out, "[{}]", seg.value);
                     }
-                    Step::Index(i) => {
-                        let _ = write!(out, "[{i}]");
+                    _ => {
+                        let _ = out.write_char('[');
+                        self.write_key(out, seg);
+                        let _ = out.write_char(']');
                     }
                 }
             }
@@ -561,20 +559,21 @@ impl CodecError {
     /// A map key as the path shows it: strings quoted, with `\"`, `\\`,
     /// `\n`, `\r`, `\t` and `\xNN` for other control and non-UTF-8 bytes
     /// (a Lua string literal's escapes); numbers and booleans as Lua prints them.
-    fn write_key(&self, out: &mut ErrBuf, k: StoredKey) {
-        let _ = match k {
-            StoredKey::Unknown => out.write_str("<entry>"),
-            StoredKey::Int(i) => write!(out, "{i}"),
-            StoredKey::UInt(u) => write!(out, "{u}"),
-            StoredKey::Float(x) if x.is_finite() && (x == 0.0 || (1e-4..1e16).contains(&x.abs())) => write!(out, "{x}"),
-            StoredKey::Float(x) if x.is_finite() => write!(out, "{x:e}"),
-            StoredKey::Float(x) if x.is_nan() => out.write_str("nan"),
-            StoredKey::Float(x) => out.write_str(if x > 0.0 { "inf" } else { "-inf" }),
-            StoredKey::Bool(b) => write!(out, "{b}"),
-            StoredKey::Other(t) => write!(out, "<{t}>"),
-            StoredKey::Str { at, len, cut } => {
+    fn write_key(&self, out: &mut ErrBuf, seg: &PathSeg) {
+        let x = f64::from_bits(seg.value);
+        let _ = match seg.step {
+            step::INT => write!(out, "{}", seg.value as i64),
+            step::UINT => write!(out, "{}", seg.value),
+            step::FLOAT if x.is_finite() && (x == 0.0 || (1e-4..1e16).contains(&x.abs())) => write!(out, "{x}"),
+            step::FLOAT if x.is_finite() => write!(out, "{x:e}"),
+            step::FLOAT if x.is_nan() => out.write_str("nan"),
+            step::FLOAT => out.write_str(if x > 0.0 { "inf" } else { "-inf" }),
+            step::BOOL => write!(out, "{}", seg.value != 0),
+            step::OTHER => write!(out, "<{}>", lua_type_name(seg.value as c_int)),
+            step::STR => {
+                let (at, len) = ((seg.value & 0xff) as usize, (seg.value >> 8) as usize);
                 let _ = out.write_char('"');
-                for chunk in self.keys[at as usize..at as usize + len as usize].utf8_chunks() {
+                for chunk in self.keys[at..at + len].utf8_chunks() {
                     for c in chunk.valid().chars() {
                         let _ = match c {
                             '"' => out.write_str("\\\""),
@@ -596,11 +595,12 @@ impl CodecError {
                         let _ = write!(out, "\\x{b:02x}");
                     }
                 }
-                if cut {
+                if seg.cut {
                     let _ = out.write_str("…");
                 }
                 out.write_char('"')
             }
+            _ => out.write_str("<entry>"),
         };
     }
 

@@ -467,9 +467,9 @@ impl EncodeCtx<'_> {
                 lua::LUA_TCDATA => match self.read_cdata(k) {
                     CdataInt::I64(i) => EntryKey::Int(i),
                     CdataInt::U64(u) => EntryKey::UInt(u),
-                    CdataInt::Null | CdataInt::Other => EntryKey::Other("cdata"),
+                    CdataInt::Null | CdataInt::Other => EntryKey::Other(kty),
                 },
-                t => EntryKey::Other(lua_type_name(t)),
+                t => EntryKey::Other(t),
             };
             (key, kty)
         };
