@@ -9,6 +9,7 @@
 
 use core::cell::Cell;
 use core::fmt::{self, Write};
+use core::mem::MaybeUninit;
 use std::os::raw::c_int;
 
 use mlua::ffi::{self, lua_State};
@@ -317,7 +318,7 @@ const MAX_PATH: usize = 12;
 /// The longest string key an error path shows (longer ones are cut, `…`).
 const KEY_CAP: usize = 48;
 /// Room for the string keys of one error's path (innermost first).
-const KEY_POOL: usize = 96;
+const KEY_POOL: usize = 192;
 
 /// A codec failure: kind, byte offset (decode), and the field path.
 #[derive(Clone, Copy)]
@@ -331,8 +332,6 @@ pub struct CodecError {
     path_dropped: u32,
     /// The step [`Self::in_map`] adds next (its `msg` and `field` unset).
     pending: PathSeg,
-    keys: [u8; KEY_POOL],
-    keys_len: u8,
 }
 
 impl CodecError {
@@ -346,8 +345,6 @@ impl CodecError {
             path_len: 0,
             path_dropped: 0,
             pending: PathSeg::new(step::ENTRY, 0),
-            keys: [0; KEY_POOL],
-            keys_len: 0,
         }
     }
 
@@ -382,12 +379,12 @@ impl CodecError {
     }
 
     /// The key of the entry that failed, for the next [`Self::in_map`]
-    /// (a string's first [`KEY_CAP`] bytes are copied).
+    /// (see [`ErrSlot::name_entry`], which keeps a string key's bytes).
     #[cold]
-    pub fn with_entry_key(mut self, key: EntryKey<'_>) -> Self {
+    fn with_entry_key(mut self, key: EntryKey<'_>, keys: &mut KeyPool) -> Self {
         self.pending = match key {
             EntryKey::Unknown => PathSeg::new(step::ENTRY, 0),
-            EntryKey::Str(s) => self.store_str(s),
+            EntryKey::Str(s) => keys.store(s),
             EntryKey::Int(i) => PathSeg::new(step::INT, i as u64),
             EntryKey::UInt(u) => PathSeg::new(step::UINT, u),
             EntryKey::Float(x) => PathSeg::new(step::FLOAT, x.to_bits()),
@@ -422,27 +419,6 @@ impl CodecError {
         self
     }
 
-    /// Copy up to [`KEY_CAP`] bytes of `s` (cut at a character boundary
-    /// when it is UTF-8) into the key pool, as much as it has room for.
-    fn store_str(&mut self, s: &[u8]) -> PathSeg {
-        let at = self.keys_len as usize;
-        let mut n = s.len().min(KEY_CAP).min(KEY_POOL - at);
-        if n < s.len() {
-            // Do not split a character: back off over continuation bytes.
-            // `s[n]` is the first byte left out: cut before its character.
-            let mut cut = n;
-            while cut > 0 && n - cut < 3 && s[cut] & 0xc0 == 0x80 {
-                cut -= 1;
-            }
-            if s[cut] & 0xc0 != 0x80 {
-                n = cut;
-            }
-        }
-        self.keys[at..at + n].copy_from_slice(&s[..n]);
-        self.keys_len = (at + n) as u8;
-        PathSeg { cut: n < s.len(), ..PathSeg::new(step::STR, (at | n << 8) as u64) }
-    }
-
     fn push(&mut self, seg: PathSeg) {
         if (self.path_len as usize) < MAX_PATH {
             self.path[self.path_len as usize] = seg;
@@ -456,8 +432,8 @@ impl CodecError {
         }
     }
 
-    /// Write the full message: `protolua: <op> <Type>: field <path>: <what>[ at byte N]`.
-    pub fn format(&self, out: &mut ErrBuf, op: &str, plans: &Plans, root: u32) {
+    /// Write the full message, the path's string keys in `keys`.
+    fn format(&self, out: &mut ErrBuf, op: &str, plans: &Plans, root: u32, keys: &KeyPool) {
         let _ = write!(out, "protolua: {op} {}", plans.messages[root as usize].full_name);
         if self.path_len > 0 {
             let _ = out.write_str(": field ");
@@ -477,7 +453,7 @@ impl CodecError {
                     }
                     _ => {
                         let _ = out.write_char('[');
-                        self.write_key(out, seg);
+                        write_key(out, seg, keys);
                         let _ = out.write_char(']');
                     }
                 }
@@ -555,56 +531,122 @@ impl CodecError {
             let _ = write!(out, " at byte {off}");
         }
     }
+}
 
-    /// A map key as the path shows it: strings quoted, with `\"`, `\\`,
-    /// `\n`, `\r`, `\t` and `\xNN` for other control and non-UTF-8 bytes
-    /// (a Lua string literal's escapes); numbers and booleans as Lua prints them.
-    fn write_key(&self, out: &mut ErrBuf, seg: &PathSeg) {
-        let x = f64::from_bits(seg.value);
-        let _ = match seg.step {
-            step::INT => write!(out, "{}", seg.value as i64),
-            step::UINT => write!(out, "{}", seg.value),
-            step::FLOAT if x.is_finite() && (x == 0.0 || (1e-4..1e16).contains(&x.abs())) => write!(out, "{x}"),
-            step::FLOAT if x.is_finite() => write!(out, "{x:e}"),
-            step::FLOAT if x.is_nan() => out.write_str("nan"),
-            step::FLOAT => out.write_str(if x > 0.0 { "inf" } else { "-inf" }),
-            step::BOOL => write!(out, "{}", seg.value != 0),
-            step::OTHER => write!(out, "<{}>", lua_type_name(seg.value as c_int)),
-            step::STR => {
-                let (at, len) = ((seg.value & 0xff) as usize, (seg.value >> 8) as usize);
-                let _ = out.write_char('"');
-                for chunk in self.keys[at..at + len].utf8_chunks() {
-                    for c in chunk.valid().chars() {
-                        let _ = match c {
-                            '"' => out.write_str("\\\""),
-                            '\\' => out.write_str("\\\\"),
-                            '\n' => out.write_str("\\n"),
-                            '\r' => out.write_str("\\r"),
-                            '\t' => out.write_str("\\t"),
-                            c if c.is_control() => {
-                                let mut b = [0u8; 4];
-                                for byte in c.encode_utf8(&mut b).bytes() {
-                                    let _ = write!(out, "\\x{byte:02x}");
-                                }
-                                Ok(())
+/// A map key as the path shows it: strings quoted, with `\"`, `\\`,
+/// `\n`, `\r`, `\t` and `\xNN` for other control and non-UTF-8 bytes
+/// (a Lua string literal's escapes); numbers and booleans as Lua prints them.
+fn write_key(out: &mut ErrBuf, seg: &PathSeg, keys: &KeyPool) {
+    let x = f64::from_bits(seg.value);
+    let _ = match seg.step {
+        step::INT => write!(out, "{}", seg.value as i64),
+        step::UINT => write!(out, "{}", seg.value),
+        step::FLOAT if x.is_finite() && (x == 0.0 || (1e-4..1e16).contains(&x.abs())) => write!(out, "{x}"),
+        step::FLOAT if x.is_finite() => write!(out, "{x:e}"),
+        step::FLOAT if x.is_nan() => out.write_str("nan"),
+        step::FLOAT => out.write_str(if x > 0.0 { "inf" } else { "-inf" }),
+        step::BOOL => write!(out, "{}", seg.value != 0),
+        step::OTHER => write!(out, "<{}>", lua_type_name(seg.value as c_int)),
+        step::STR => {
+            let (at, len) = ((seg.value & 0xff) as usize, (seg.value >> 8) as usize);
+            let _ = out.write_char('"');
+            for chunk in keys.get(at, len).unwrap_or(b"").utf8_chunks() {
+                for c in chunk.valid().chars() {
+                    let _ = match c {
+                        '"' => out.write_str("\\\""),
+                        '\\' => out.write_str("\\\\"),
+                        '\n' => out.write_str("\\n"),
+                        '\r' => out.write_str("\\r"),
+                        '\t' => out.write_str("\\t"),
+                        c if c.is_control() => {
+                            let mut b = [0u8; 4];
+                            for byte in c.encode_utf8(&mut b).bytes() {
+                                let _ = write!(out, "\\x{byte:02x}");
                             }
-                            c => out.write_char(c),
-                        };
-                    }
-                    for b in chunk.invalid() {
-                        let _ = write!(out, "\\x{b:02x}");
-                    }
+                            Ok(())
+                        }
+                        c => out.write_char(c),
+                    };
                 }
-                if seg.cut {
-                    let _ = out.write_str("…");
+                for b in chunk.invalid() {
+                    let _ = write!(out, "\\x{b:02x}");
                 }
-                out.write_char('"')
             }
-            _ => out.write_str("<entry>"),
-        };
+            if seg.cut {
+                let _ = out.write_str("…");
+            }
+            out.write_char('"')
+        }
+        _ => out.write_str("<entry>"),
+    };
+}
+
+/// The string keys named in one error's path, kept beside it in its
+/// [`ErrSlot`] rather than in the [`CodecError`] itself, which every frame
+/// that makes an error holds.
+#[derive(Clone, Copy)]
+pub struct KeyPool {
+    bytes: [MaybeUninit<u8>; KEY_POOL],
+    len: u8,
+}
+
+impl Default for KeyPool {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl KeyPool {
+    const EMPTY: KeyPool = KeyPool { bytes: [MaybeUninit::uninit(); KEY_POOL], len: 0 };
+
+    /// The `len` bytes stored at `at`, if they were stored.
+    fn get(&self, at: usize, len: usize) -> Option<&[u8]> {
+        let stored = self.bytes.get(at..at + len).filter(|_| at + len <= self.len as usize)?;
+        // SAFETY: `store` wrote every byte below `self.len`, and
+        // `MaybeUninit<u8>` has `u8`'s layout.
+        Some(unsafe { &*(stored as *const [MaybeUninit<u8>] as *const [u8]) })
     }
 
-    /// Raise this error as a Lua error.
+    /// Copy up to [`KEY_CAP`] bytes of `s` (cut at a character boundary
+    /// when it is UTF-8) into the key pool, as much as it has room for.
+    fn store(&mut self, s: &[u8]) -> PathSeg {
+        let at = self.len as usize;
+        let mut n = s.len().min(KEY_CAP).min(KEY_POOL - at);
+        if n < s.len() {
+            // Do not split a character: back off over continuation bytes.
+            // `s[n]` is the first byte left out: cut before its character.
+            let mut cut = n;
+            while cut > 0 && n - cut < 3 && s[cut] & 0xc0 == 0x80 {
+                cut -= 1;
+            }
+            if s[cut] & 0xc0 != 0x80 {
+                n = cut;
+            }
+        }
+        for (d, &b) in self.bytes[at..at + n].iter_mut().zip(&s[..n]) {
+            d.write(b);
+        }
+        self.len = (at + n) as u8;
+        PathSeg { cut: n < s.len(), ..PathSeg::new(step::STR, (at | n << 8) as u64) }
+    }
+}
+
+/// A recorded codec failure as the entry point raises it: the error and
+/// the string keys its path names.
+#[derive(Clone, Copy)]
+pub struct CodecFailure {
+    /// The error.
+    pub err: CodecError,
+    keys: KeyPool,
+}
+
+impl CodecFailure {
+    /// Write the full message: `protolua: <op> <Type>: field <path>: <what>[ at byte N]`.
+    pub fn format(&self, out: &mut ErrBuf, op: &str, plans: &Plans, root: u32) {
+        self.err.format(out, op, plans, root, &self.keys);
+    }
+
+    /// Raise this failure as a Lua error.
     ///
     /// # Safety
     /// As [`raise`].
@@ -613,6 +655,12 @@ impl CodecError {
         self.format(&mut buf, op, plans, root);
         // SAFETY: forwarded contract.
         unsafe { raise(L, &buf) }
+    }
+}
+
+impl From<CodecError> for CodecFailure {
+    fn from(err: CodecError) -> Self {
+        CodecFailure { err, keys: KeyPool::default() }
     }
 }
 
@@ -652,13 +700,15 @@ pub fn lua_type_name(t: c_int) -> &'static str {
 #[derive(Clone, Copy, Debug)]
 pub struct Recorded;
 
-/// Where the walk records its error; one per encode/decode call.
-pub struct ErrSlot(Cell<Option<CodecError>>);
+/// Where the walk records its error; one per encode/decode call. Empty,
+/// it is two tags to write; the key pool is kept apart from the error so
+/// that recording one copies no more than the [`CodecError`].
+pub struct ErrSlot(Cell<Option<CodecError>>, Cell<Option<KeyPool>>);
 
 impl ErrSlot {
     /// An empty slot.
     pub const fn new() -> Self {
-        ErrSlot(Cell::new(None))
+        ErrSlot(Cell::new(None), Cell::new(None))
     }
 
     /// Record `e`.
@@ -666,6 +716,13 @@ impl ErrSlot {
     pub fn set(&self, e: CodecError) -> Recorded {
         self.0.set(Some(e));
         Recorded
+    }
+
+    /// Record a failure taken from another slot, its keys with it.
+    #[cold]
+    pub fn put(&self, f: CodecFailure) -> Recorded {
+        self.1.set(Some(f.keys));
+        self.set(f.err)
     }
 
     /// Amend the recorded error (add a path step).
@@ -677,10 +734,29 @@ impl ErrSlot {
         Recorded
     }
 
+    /// The recorded error's byte offset.
+    #[cold]
+    pub fn offset(&self) -> Option<usize> {
+        self.0.get().and_then(|e| e.offset)
+    }
+
+    /// Name the key of the map entry the recorded error is in, for its
+    /// next [`CodecError::in_map`] (a string's first [`KEY_CAP`] bytes are
+    /// kept, as room allows).
+    #[cold]
+    #[inline(never)]
+    pub fn name_entry(&self, key: EntryKey<'_>) -> Recorded {
+        let mut keys = self.1.get().unwrap_or_default();
+        self.with(|e| e.with_entry_key(key, &mut keys));
+        self.1.set(Some(keys));
+        Recorded
+    }
+
     /// Take the recorded error.
     #[cold]
-    pub fn take(&self) -> CodecError {
-        self.0.take().unwrap_or_else(|| CodecError::new(ErrorKind::Internal, None))
+    pub fn take(&self) -> CodecFailure {
+        let err = self.0.take().unwrap_or_else(|| CodecError::new(ErrorKind::Internal, None));
+        CodecFailure { err, keys: self.1.take().unwrap_or_default() }
     }
 }
 

@@ -315,7 +315,8 @@ impl<'a> DecodeCtx<'a> {
     #[inline(never)]
     pub(in crate::binary::decode) fn entry_failed(&self, mi: u32, fi: usize, tag_at: usize) -> Recorded {
         let f = &self.plans.messages[mi as usize].fields[fi];
-        self.err.with(|e| e.with_entry_key(self.wire_entry_key(f, tag_at, e.offset)).in_map(mi, fi))
+        self.err.name_entry(self.wire_entry_key(f, tag_at, self.err.offset()));
+        self.err.with(|e| e.in_map(mi, fi))
     }
 
     /// The key of the entry of map field `f` whose tag is at `tag_at`, for

@@ -482,10 +482,10 @@ impl EncodeCtx<'_> {
                     || matches!(key, EntryKey::Int(_) | EntryKey::UInt(_)))
             }
         };
-        self.err.with(|e| {
-            let e = if key_failed { e.as_key_error() } else { e };
-            e.with_entry_key(key)
-        });
+        if key_failed {
+            self.err.with(CodecError::as_key_error);
+        }
+        self.err.name_entry(key);
         // SAFETY: the entry's two slots, above the map's iteration.
         unsafe { ffi::lua_settop(L, k - 1) };
         out.entries.truncate(first_entry);
