@@ -6,6 +6,11 @@
 -- (value first on the wire, or no key) keeps `[<entry>]`.
 -- Lua 5.1 compatible. Needs the globals set by harness.lua.
 
+-- Tarantool 2.6's LuaJIT crashes assembling a trace of this file's loops
+-- (SIGSEGV in asm_tvptr, with protolua's earlier releases too): interpret
+-- them there.
+if box and jit then jit.off(true, true) end
+
 local varint, tag = T.varint, T.tag
 
 local SRC3 = [[
@@ -188,7 +193,7 @@ if T.is_luajit then
             raises('field big[-7]: expected integer or decimal string, got boolean',
                 function() return M:encode({ big = { [ffi.new('int64_t', -7)] = true } }) end)
             raises('field u[18446744073709551615].x: expected integer, got string',
-                function() return M:encode({ u = { [ffi.new('uint64_t', -1)] = { x = 'q' } } }) end)
+                function() return M:encode({ u = { [ffi.new('uint64_t', 0) - 1] = { x = 'q' } } }) end)
             raises('field counts[1]: expected string key, got cdata',
                 function() return M:encode({ counts = { [ffi.new('int64_t', 1)] = 1 } }) end)
         end)
