@@ -9,6 +9,7 @@
 
 use core::cell::Cell;
 use core::fmt::{self, Write};
+use core::mem::MaybeUninit;
 use std::os::raw::c_int;
 
 use mlua::ffi::{self, lua_State};
@@ -287,17 +288,74 @@ impl fmt::Display for IntValue {
     }
 }
 
-/// One step of a field path: message, field, and array index or map marker.
+/// A map entry's key as an error path names it: `m["a"]`, `m[5]`, `m[true]`.
+#[derive(Clone, Copy, Debug)]
+pub enum EntryKey<'k> {
+    /// Not known: the entry failed before its key was read (`m[<entry>]`).
+    Unknown,
+    /// A string key: quoted, unprintable bytes escaped, long ones cut.
+    Str(&'k [u8]),
+    /// A signed integer.
+    Int(i64),
+    /// An unsigned integer.
+    UInt(u64),
+    /// A Lua number that is not an integer (or is beyond 64 bits).
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A key of another Lua type (its type tag), named by its type (`m[<table>]`).
+    Other(c_int),
+}
+
+/// What a [`PathSeg`] names inside its field; `value` holds the index or
+/// the key.
+mod step {
+    /// The field itself.
+    pub const FIELD: u8 = 0;
+    /// Array element `value` (1-based).
+    pub const INDEX: u8 = 1;
+    /// A map entry whose key is not known.
+    pub const ENTRY: u8 = 2;
+    /// A map entry, key `value as i64`.
+    pub const INT: u8 = 3;
+    /// A map entry, key `value`.
+    pub const UINT: u8 = 4;
+    /// A map entry, key `f64::from_bits(value)`.
+    pub const FLOAT: u8 = 5;
+    /// A map entry, key `value != 0`.
+    pub const BOOL: u8 = 6;
+    /// A map entry, string key at `value & 0xff` in the key pool, `value >> 8` bytes.
+    pub const STR: u8 = 7;
+    /// A map entry whose key is of Lua type `value`.
+    pub const OTHER: u8 = 8;
+}
+
+/// One step of a field path: message, field, and what inside it. Packed
+/// in 16 bytes: every frame that makes an error holds a [`CodecError`].
 #[derive(Clone, Copy)]
 struct PathSeg {
     msg: u32,
     field: u16,
-    index: u64,
+    /// One of [`step`]'s kinds.
+    step: u8,
+    /// A string key was cut.
+    cut: bool,
+    value: u64,
 }
 
-const NO_INDEX: u64 = u64::MAX;
-const MAP_INDEX: u64 = u64::MAX - 1;
+const _: () = assert!(size_of::<PathSeg>() == 16);
+
+impl PathSeg {
+    const fn new(step: u8, value: u64) -> Self {
+        PathSeg { msg: 0, field: 0, step, cut: false, value }
+    }
+}
+
 const MAX_PATH: usize = 12;
+/// The longest string key an error path shows (longer ones are cut, `…`).
+const KEY_CAP: usize = 48;
+/// Room for the string keys of one error's path (innermost first).
+const KEY_POOL: usize = 192;
 
 /// A codec failure: kind, byte offset (decode), and the field path.
 #[derive(Clone, Copy)]
@@ -309,6 +367,8 @@ pub struct CodecError {
     path: [PathSeg; MAX_PATH],
     path_len: u8,
     path_dropped: u32,
+    /// The step [`Self::in_map`] adds next (its `msg` and `field` unset).
+    pending: PathSeg,
 }
 
 impl CodecError {
@@ -318,9 +378,10 @@ impl CodecError {
         CodecError {
             kind,
             offset,
-            path: [PathSeg { msg: 0, field: 0, index: NO_INDEX }; MAX_PATH],
+            path: [PathSeg::new(step::FIELD, 0); MAX_PATH],
             path_len: 0,
             path_dropped: 0,
+            pending: PathSeg::new(step::ENTRY, 0),
         }
     }
 
@@ -333,7 +394,7 @@ impl CodecError {
     /// Prepend a path step (called while unwinding towards the root).
     #[cold]
     pub fn in_field(mut self, msg: u32, field: usize) -> Self {
-        self.push(PathSeg { msg, field: field as u16, index: NO_INDEX });
+        self.push(PathSeg { msg, field: field as u16, ..PathSeg::new(step::FIELD, 0) });
         self
     }
 
@@ -342,15 +403,59 @@ impl CodecError {
     /// key check words a hole past `#t`, so every Lua words it the same.
     #[cold]
     pub fn in_element(mut self, msg: u32, field: usize, index: u64) -> Self {
-        let index = if self.path_len == 0 && matches!(self.kind, ErrorKind::ArrayHole(_)) { NO_INDEX } else { index };
-        self.push(PathSeg { msg, field: field as u16, index });
+        let step = if self.path_len == 0 && matches!(self.kind, ErrorKind::ArrayHole(_)) { step::FIELD } else { step::INDEX };
+        self.push(PathSeg { msg, field: field as u16, ..PathSeg::new(step, index) });
         self
     }
 
-    /// Prepend a map-entry path step.
+    /// Prepend a map-entry path step, naming the key given by
+    /// [`Self::with_entry_key`] (`<entry>` when none was), or the map
+    /// field alone after [`Self::not_in_entry`].
     #[cold]
     pub fn in_map(mut self, msg: u32, field: usize) -> Self {
-        self.push(PathSeg { msg, field: field as u16, index: MAP_INDEX });
+        let seg = core::mem::replace(&mut self.pending, PathSeg::new(step::ENTRY, 0));
+        self.push(PathSeg { msg, field: field as u16, ..seg });
+        self
+    }
+
+    /// The key of the entry that failed, for the next [`Self::in_map`]
+    /// (see [`ErrSlot::name_entry`], which keeps a string key's bytes).
+    #[cold]
+    fn with_entry_key(mut self, key: EntryKey<'_>, keys: &mut KeyPool) -> Self {
+        self.pending = match key {
+            EntryKey::Unknown => PathSeg::new(step::ENTRY, 0),
+            EntryKey::Str(s) => keys.store(s),
+            EntryKey::Int(i) => PathSeg::new(step::INT, i as u64),
+            EntryKey::UInt(u) => PathSeg::new(step::UINT, u),
+            EntryKey::Float(x) => PathSeg::new(step::FLOAT, x.to_bits()),
+            EntryKey::Bool(b) => PathSeg::new(step::BOOL, b as u64),
+            EntryKey::Other(t) => PathSeg::new(step::OTHER, t as u64),
+        };
+        self
+    }
+
+    /// The failure is a map field's own value (not a table), so the next
+    /// [`Self::in_map`] names the field without an entry.
+    #[cold]
+    pub fn not_in_entry(mut self) -> Self {
+        self.pending = PathSeg::new(step::FIELD, 0);
+        self
+    }
+
+    /// For a failure in a map key's own value: `expected string` becomes
+    /// `expected string key` (other kinds are kept).
+    #[cold]
+    pub fn as_key_error(mut self) -> Self {
+        if let ErrorKind::WrongType { expected, got } = self.kind {
+            let expected = match expected {
+                "string" => "string key",
+                "integer" => "integer key",
+                "integer or decimal string" => "integer or decimal string key",
+                "boolean" => "boolean key",
+                e => e,
+            };
+            self.kind = ErrorKind::WrongType { expected, got };
+        }
         self
     }
 
@@ -367,8 +472,8 @@ impl CodecError {
         }
     }
 
-    /// Write the full message: `protolua: <op> <Type>: field <path>: <what>[ at byte N]`.
-    pub fn format(&self, out: &mut ErrBuf, op: &str, plans: &Plans, root: u32) {
+    /// Write the full message, the path's string keys in `keys`.
+    fn format(&self, out: &mut ErrBuf, op: &str, plans: &Plans, root: u32, keys: &KeyPool) {
         let _ = write!(out, "protolua: {op} {}", plans.messages[root as usize].full_name);
         if self.path_len > 0 {
             let _ = out.write_str(": field ");
@@ -381,13 +486,15 @@ impl CodecError {
                 }
                 let f = &plans.messages[seg.msg as usize].fields[seg.field as usize];
                 let _ = out.write_str(&f.name);
-                match seg.index {
-                    NO_INDEX => {}
-                    MAP_INDEX => {
-                        let _ = out.write_str("[<entry>]");
+                match seg.step {
+                    step::FIELD => {}
+                    step::INDEX => {
+                        let _ = write!(out, "[{}]", seg.value);
                     }
-                    i => {
-                        let _ = write!(out, "[{i}]");
+                    _ => {
+                        let _ = out.write_char('[');
+                        write_key(out, seg, keys);
+                        let _ = out.write_char(']');
                     }
                 }
             }
@@ -467,8 +574,122 @@ impl CodecError {
             let _ = write!(out, " at byte {off}");
         }
     }
+}
 
-    /// Raise this error as a Lua error.
+/// A map key as the path shows it: strings quoted, with `\"`, `\\`,
+/// `\n`, `\r`, `\t` and `\xNN` for other control and non-UTF-8 bytes
+/// (a Lua string literal's escapes); numbers and booleans as Lua prints them.
+fn write_key(out: &mut ErrBuf, seg: &PathSeg, keys: &KeyPool) {
+    let x = f64::from_bits(seg.value);
+    let _ = match seg.step {
+        step::INT => write!(out, "{}", seg.value as i64),
+        step::UINT => write!(out, "{}", seg.value),
+        step::FLOAT if x.is_finite() && (x == 0.0 || (1e-4..1e16).contains(&x.abs())) => write!(out, "{x}"),
+        step::FLOAT if x.is_finite() => write!(out, "{x:e}"),
+        step::FLOAT if x.is_nan() => out.write_str("nan"),
+        step::FLOAT => out.write_str(if x > 0.0 { "inf" } else { "-inf" }),
+        step::BOOL => write!(out, "{}", seg.value != 0),
+        step::OTHER => write!(out, "<{}>", lua_type_name(seg.value as c_int)),
+        step::STR => {
+            let (at, len) = ((seg.value & 0xff) as usize, (seg.value >> 8) as usize);
+            let _ = out.write_char('"');
+            for chunk in keys.get(at, len).unwrap_or(b"").utf8_chunks() {
+                for c in chunk.valid().chars() {
+                    let _ = match c {
+                        '"' => out.write_str("\\\""),
+                        '\\' => out.write_str("\\\\"),
+                        '\n' => out.write_str("\\n"),
+                        '\r' => out.write_str("\\r"),
+                        '\t' => out.write_str("\\t"),
+                        c if c.is_control() => {
+                            let mut b = [0u8; 4];
+                            for byte in c.encode_utf8(&mut b).bytes() {
+                                let _ = write!(out, "\\x{byte:02x}");
+                            }
+                            Ok(())
+                        }
+                        c => out.write_char(c),
+                    };
+                }
+                for b in chunk.invalid() {
+                    let _ = write!(out, "\\x{b:02x}");
+                }
+            }
+            if seg.cut {
+                let _ = out.write_str("…");
+            }
+            out.write_char('"')
+        }
+        _ => out.write_str("<entry>"),
+    };
+}
+
+/// The string keys named in one error's path, kept beside it in its
+/// [`ErrSlot`] rather than in the [`CodecError`] itself, which every frame
+/// that makes an error holds.
+#[derive(Clone, Copy)]
+pub struct KeyPool {
+    bytes: [MaybeUninit<u8>; KEY_POOL],
+    len: u8,
+}
+
+impl Default for KeyPool {
+    fn default() -> Self {
+        Self::EMPTY
+    }
+}
+
+impl KeyPool {
+    const EMPTY: KeyPool = KeyPool { bytes: [MaybeUninit::uninit(); KEY_POOL], len: 0 };
+
+    /// The `len` bytes stored at `at`, if they were stored.
+    fn get(&self, at: usize, len: usize) -> Option<&[u8]> {
+        let stored = self.bytes.get(at..at + len).filter(|_| at + len <= self.len as usize)?;
+        // SAFETY: `store` wrote every byte below `self.len`, and
+        // `MaybeUninit<u8>` has `u8`'s layout.
+        Some(unsafe { &*(stored as *const [MaybeUninit<u8>] as *const [u8]) })
+    }
+
+    /// Copy up to [`KEY_CAP`] bytes of `s` (cut at a character boundary
+    /// when it is UTF-8) into the key pool, as much as it has room for.
+    fn store(&mut self, s: &[u8]) -> PathSeg {
+        let at = self.len as usize;
+        let mut n = s.len().min(KEY_CAP).min(KEY_POOL - at);
+        if n < s.len() {
+            // Do not split a character: back off over continuation bytes.
+            // `s[n]` is the first byte left out: cut before its character.
+            let mut cut = n;
+            while cut > 0 && n - cut < 3 && s[cut] & 0xc0 == 0x80 {
+                cut -= 1;
+            }
+            if s[cut] & 0xc0 != 0x80 {
+                n = cut;
+            }
+        }
+        for (d, &b) in self.bytes[at..at + n].iter_mut().zip(&s[..n]) {
+            d.write(b);
+        }
+        self.len = (at + n) as u8;
+        PathSeg { cut: n < s.len(), ..PathSeg::new(step::STR, (at | n << 8) as u64) }
+    }
+}
+
+/// A recorded codec failure as the entry point raises it: the error and
+/// the string keys its path names.
+#[derive(Clone, Copy)]
+pub struct CodecFailure {
+    /// The error.
+    pub err: CodecError,
+    keys: KeyPool,
+}
+
+impl CodecFailure {
+    /// Write the full message: `protolua: <op> <Type>: field <path>: <what>[ at byte N]`.
+    pub fn format(&self, out: &mut ErrBuf, op: &str, plans: &Plans, root: u32) {
+        self.err.format(out, op, plans, root, &self.keys);
+    }
+
+    /// Raise this failure as a Lua error.
     ///
     /// # Safety
     /// As [`raise`].
@@ -477,6 +698,12 @@ impl CodecError {
         self.format(&mut buf, op, plans, root);
         // SAFETY: forwarded contract.
         unsafe { raise(L, &buf) }
+    }
+}
+
+impl From<CodecError> for CodecFailure {
+    fn from(err: CodecError) -> Self {
+        CodecFailure { err, keys: KeyPool::default() }
     }
 }
 
@@ -516,13 +743,15 @@ pub fn lua_type_name(t: c_int) -> &'static str {
 #[derive(Clone, Copy, Debug)]
 pub struct Recorded;
 
-/// Where the walk records its error; one per encode/decode call.
-pub struct ErrSlot(Cell<Option<CodecError>>);
+/// Where the walk records its error; one per encode/decode call. Empty,
+/// it is two tags to write; the key pool is kept apart from the error so
+/// that recording one copies no more than the [`CodecError`].
+pub struct ErrSlot(Cell<Option<CodecError>>, Cell<Option<KeyPool>>);
 
 impl ErrSlot {
     /// An empty slot.
     pub const fn new() -> Self {
-        ErrSlot(Cell::new(None))
+        ErrSlot(Cell::new(None), Cell::new(None))
     }
 
     /// Record `e`.
@@ -530,6 +759,13 @@ impl ErrSlot {
     pub fn set(&self, e: CodecError) -> Recorded {
         self.0.set(Some(e));
         Recorded
+    }
+
+    /// Record a failure taken from another slot, its keys with it.
+    #[cold]
+    pub fn put(&self, f: CodecFailure) -> Recorded {
+        self.1.set(Some(f.keys));
+        self.set(f.err)
     }
 
     /// Amend the recorded error (add a path step).
@@ -541,10 +777,29 @@ impl ErrSlot {
         Recorded
     }
 
+    /// The recorded error's byte offset.
+    #[cold]
+    pub fn offset(&self) -> Option<usize> {
+        self.0.get().and_then(|e| e.offset)
+    }
+
+    /// Name the key of the map entry the recorded error is in, for its
+    /// next [`CodecError::in_map`] (a string's first [`KEY_CAP`] bytes are
+    /// kept, as room allows).
+    #[cold]
+    #[inline(never)]
+    pub fn name_entry(&self, key: EntryKey<'_>) -> Recorded {
+        let mut keys = self.1.get().unwrap_or_default();
+        self.with(|e| e.with_entry_key(key, &mut keys));
+        self.1.set(Some(keys));
+        Recorded
+    }
+
     /// Take the recorded error.
     #[cold]
-    pub fn take(&self) -> CodecError {
-        self.0.take().unwrap_or_else(|| CodecError::new(ErrorKind::Internal, None))
+    pub fn take(&self) -> CodecFailure {
+        let err = self.0.take().unwrap_or_else(|| CodecError::new(ErrorKind::Internal, None));
+        CodecFailure { err, keys: self.1.take().unwrap_or_default() }
     }
 }
 

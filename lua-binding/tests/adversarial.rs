@@ -479,9 +479,9 @@ fn deep_tables_encode() {
             "return fails(P3.encode, P3, deep_table({DEEP}, 'map_string_nested_message',
                 function(c) return {{ k = {{ corecursive = c }} }} end))"
         ));
-        let cycle = "map_string_nested_message[<entry>].corecursive";
+        let cycle = "map_string_nested_message[\"k\"].corecursive";
         let head = format!(
-            "protolua: encode {P3}: field {}.map_string_nested_message[<entry>].(…55 more).",
+            "protolua: encode {P3}: field {}.map_string_nested_message[\"k\"].(…55 more).",
             [cycle; 5].join(".")
         );
         assert!(got.starts_with(&head), "{got}");
@@ -660,7 +660,7 @@ fn huge_lengths() {
         (27, "field recursive_message: "),
         (31, "field repeated_int32: "),           // packed run
         (44, "field repeated_string[1]: "),       // repeated LEN
-        (56, "field map_int32_int32[<entry>]: "), // map entry
+        (56, "field map_int32_int32[<entry>]: "), // map entry (not read: no key)
         (113, "field oneof_string: "),
         (1000, ""), // unknown field: skipped
     ];

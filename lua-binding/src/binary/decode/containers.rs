@@ -309,6 +309,52 @@ impl<'a> DecodeCtx<'a> {
         Ok(true)
     }
 
+    /// Add the path step of the failed entry of map field `fi` of message
+    /// `mi` (its tag at `tag_at`) to the recorded error, naming its key.
+    #[cold]
+    #[inline(never)]
+    pub(in crate::binary::decode) fn entry_failed(&self, mi: u32, fi: usize, tag_at: usize) -> Recorded {
+        let f = &self.plans.messages[mi as usize].fields[fi];
+        self.err.name_entry(self.wire_entry_key(f, tag_at, self.err.offset()));
+        self.err.with(|e| e.in_map(mi, fi))
+    }
+
+    /// The key of the entry of map field `f` whose tag is at `tag_at`, for
+    /// an error at byte `err_at` inside it: read again from the input (the
+    /// Lua stack no longer says which key the walk had reached). The key is
+    /// the last one before the failure; one failing itself (a string key
+    /// that is not UTF-8) is named by its bytes. `Unknown` when no key
+    /// came before the failure (value first on the wire, or none at all)
+    /// or when the entry cannot be read again.
+    fn wire_entry_key(&self, f: &FieldPlan, tag_at: usize, err_at: Option<usize>) -> EntryKey<'a> {
+        let kf = &self.plans.messages[f.sub as usize].fields[0];
+        let (Some(err_at), Some(bytes)) = (err_at, self.input.get(tag_at..)) else {
+            return EntryKey::Unknown;
+        };
+        let mut r = Reader::with_offset(bytes, tag_at);
+        let Ok(mut er) = r.read_tag().and_then(|_| r.read_len_reader()) else {
+            return EntryKey::Unknown;
+        };
+        let mut key = EntryKey::Unknown;
+        // Field by field, as `map_entry` reads them, up to the one the
+        // failure is in: a failure at a tag's first byte is before it.
+        while !er.is_empty() && err_at > er.position() {
+            let Ok(tag) = er.read_tag() else { break };
+            if tag.field_number() == 1 && tag.wire_type() == kf.kind.wire_type() {
+                match wire_key(kf.kind, &mut er) {
+                    Some(k) => key = k,
+                    None => return EntryKey::Unknown,
+                }
+            } else if er.skip_field(tag, self.opts.max_depth).is_err() {
+                break;
+            }
+            if err_at < er.position() {
+                break;
+            }
+        }
+        key
+    }
+
     /// Option `empty`: absent repeated/map fields become empty tables.
     ///
     /// # Safety
@@ -357,4 +403,27 @@ impl<'a> DecodeCtx<'a> {
             ffi::lua_setmetatable(self.L, if idx < 0 { idx - 1 } else { idx });
         }
     }
+}
+
+/// A map key of `kind` read from the wire, as an error path names it.
+fn wire_key<'i>(kind: Kind, r: &mut Reader<'i>) -> Option<EntryKey<'i>> {
+    Some(match kind {
+        Kind::String | Kind::Bytes => EntryKey::Str(r.read_len_bytes().ok()?),
+        Kind::Fixed32 => EntryKey::UInt(r.read_fixed32().ok()? as u64),
+        Kind::SFixed32 => EntryKey::Int(r.read_fixed32().ok()? as i32 as i64),
+        Kind::Fixed64 => EntryKey::UInt(r.read_fixed64().ok()?),
+        Kind::SFixed64 => EntryKey::Int(r.read_fixed64().ok()? as i64),
+        kind => {
+            let v = r.read_varint().ok()?;
+            match kind {
+                Kind::Bool => EntryKey::Bool(v != 0),
+                Kind::UInt32 => EntryKey::UInt(v as u32 as u64),
+                Kind::UInt64 => EntryKey::UInt(v),
+                Kind::SInt32 => EntryKey::Int(zigzag::decode_zigzag32(v as u32) as i64),
+                Kind::SInt64 => EntryKey::Int(zigzag::decode_zigzag64(v)),
+                Kind::Int64 => EntryKey::Int(v as i64),
+                _ => EntryKey::Int(v as i32 as i64),
+            }
+        }
+    })
 }

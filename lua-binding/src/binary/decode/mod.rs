@@ -31,7 +31,7 @@ use pbwire::{Reader, Tag, WireType, packed, utf8, zigzag};
 
 #[cfg(feature = "luajit")]
 use crate::binary::decode::ctor::bulk::{self, BULK_MAX, BULK_MIN};
-use crate::error::{CodecError, ErrSlot, ErrorKind, MissingSet, Recorded};
+use crate::error::{CodecError, CodecFailure, EntryKey, ErrSlot, ErrorKind, MissingSet, Recorded};
 use crate::lua::host::ModuleState;
 use crate::lua::int64::{self, Int64Mode};
 use crate::lua::{self, ffi, lua_State};
@@ -197,7 +197,7 @@ impl<'a> DecodeCtx<'a> {
     /// straight from there (it makes no array); before the general walk
     /// both are pushed, into `map_mt` and `seq_mt` (both 0 on entry).
     #[inline(always)]
-    pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecError> {
+    pub unsafe fn decode_root(&mut self, msg: u32) -> Result<(), CodecFailure> {
         // SAFETY: forwarded contract; the helper table holds both
         // metatables; the four slots taken before the general walk (the
         // key table, the metatables, the constructor table) are within the

@@ -257,7 +257,7 @@ impl<'a> DecodeCtx<'a> {
                 self.skip_unknown(r, tag, depth, tag_at, run, acc)?;
                 return Ok(());
             }
-            let kept = self.map_entry(fi, f, r, depth, t, cs).map_err(|_| self.err.with(|e| e.in_map(mi, fi)))?;
+            let kept = self.map_entry(fi, f, r, depth, t, cs).map_err(|_| self.entry_failed(mi, fi, tag_at))?;
             if !kept {
                 // A closed-enum value the enum lacks: the whole
                 // entry is an unknown field, as protobuf does.

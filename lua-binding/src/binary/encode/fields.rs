@@ -380,7 +380,7 @@ impl EncodeCtx<'_> {
     ) -> WalkResult {
         let L = self.L;
         if ty != ffi::LUA_TTABLE {
-            return Err(self.err.set(wrong("table", ty)));
+            return Err(self.err.set(wrong("table", ty).not_in_entry()));
         }
         let entry = &self.plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
@@ -395,11 +395,7 @@ impl EncodeCtx<'_> {
                 let r = self.map_entry(f, kf, vf, k, vi, depth, out);
                 match r {
                     Ok(e) => out.entries.push(e),
-                    Err(e) => {
-                        ffi::lua_pop(L, 2);
-                        out.entries.truncate(first_entry);
-                        return Err(e);
-                    }
+                    Err(_) => return Err(self.entry_failed(kf, k, first_entry, out)),
                 }
                 ffi::lua_pop(L, 1);
             }
@@ -466,5 +462,59 @@ impl EncodeCtx<'_> {
             out.w.end_len(mark);
             Ok(MapEntry { key, start, end: out.w.len() })
         }
+    }
+
+    /// [`Self::map`]'s loop after a failed entry: name its key in the
+    /// recorded error (for the caller's [`CodecError::in_map`]), as given,
+    /// whatever its type (a key of a type `kf` cannot take failed itself,
+    /// and its error says so: `expected string key`); pop the entry and
+    /// drop the map's entries from `out`.
+    ///
+    /// # Safety
+    /// `k` the entry's key, `k + 1` its value; the frame's reserve above
+    /// them, as when the key was read (the cdata classifier's three slots).
+    #[cold]
+    #[inline(never)]
+    unsafe fn entry_failed(&self, kf: &FieldPlan, k: c_int, first_entry: usize, out: &mut EncodeBuffers) -> Recorded {
+        let L = self.L;
+        // SAFETY: each read follows the type check; none raises. The
+        // stack top goes back to the entry's value, so the reserve is there.
+        let (key, kty) = unsafe {
+            ffi::lua_settop(L, k + 1);
+            let kty = ffi::lua_type(L, k);
+            let key = match kty {
+                ffi::LUA_TSTRING => EntryKey::Str(lua::string_bytes(L, k)),
+                ffi::LUA_TBOOLEAN => EntryKey::Bool(ffi::lua_toboolean(L, k) != 0),
+                ffi::LUA_TNUMBER => match lua::number_to_int(L, k) {
+                    Ok(NumInt::Int(i)) => EntryKey::Int(i),
+                    Ok(NumInt::UInt(u)) => EntryKey::UInt(u),
+                    Ok(NumInt::Huge(x)) | Err(x) => EntryKey::Float(x),
+                },
+                lua::LUA_TCDATA => match self.read_cdata(k) {
+                    CdataInt::I64(i) => EntryKey::Int(i),
+                    CdataInt::U64(u) => EntryKey::UInt(u),
+                    CdataInt::Null | CdataInt::Other => EntryKey::Other(kty),
+                },
+                t => EntryKey::Other(t),
+            };
+            (key, kty)
+        };
+        let key_failed = match kf.kind {
+            Kind::String => kty != ffi::LUA_TSTRING,
+            Kind::Bool => kty != ffi::LUA_TBOOLEAN,
+            kind => {
+                !(kty == ffi::LUA_TNUMBER
+                    || (kty == ffi::LUA_TSTRING && kind.is_64bit_integer())
+                    || matches!(key, EntryKey::Int(_) | EntryKey::UInt(_)))
+            }
+        };
+        if key_failed {
+            self.err.with(CodecError::as_key_error);
+        }
+        self.err.name_entry(key);
+        // SAFETY: the entry's two slots, above the map's iteration.
+        unsafe { ffi::lua_settop(L, k - 1) };
+        out.entries.truncate(first_entry);
+        Recorded
     }
 }

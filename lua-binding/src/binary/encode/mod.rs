@@ -36,7 +36,9 @@ use std::os::raw::c_int;
 use pbwire::{EncodedTag, Tag, WireType, Writer, utf8, zigzag};
 
 use crate::binary::encode::keys::KeyIndex;
-use crate::error::{CodecError, ErrSlot, ErrorKind, IntValue, MissingSet, Recorded, ShortStr, lua_type_name};
+use crate::error::{
+    CodecError, CodecFailure, EntryKey, ErrSlot, ErrorKind, IntValue, MissingSet, Recorded, ShortStr, lua_type_name,
+};
 use crate::lua::host::{Cdata, ModuleState};
 use crate::lua::int64;
 use crate::lua::int64::CdataInt;
@@ -178,12 +180,12 @@ impl EncodeCtx<'_> {
     /// at least [`ROOT_STACK_FREE`] free stack slots (the root message does
     /// not call `lua_checkstack`).
     #[inline(always)]
-    pub unsafe fn encode_root(&self, msg: u32, t: c_int, out: &mut EncodeBuffers) -> Result<(), CodecError> {
+    pub unsafe fn encode_root(&self, msg: u32, t: c_int, out: &mut EncodeBuffers) -> Result<(), CodecFailure> {
         // SAFETY: forwarded.
         unsafe {
             let ty = ffi::lua_type(self.L, t);
             if ty != ffi::LUA_TTABLE {
-                return Err(wrong("table", ty));
+                return Err(wrong("table", ty).into());
             }
             // A walked root (a sparse table: the walked cells' usual case)
             // skips `message`'s frame: the same steps as its walk branch

@@ -103,7 +103,7 @@ impl<'a> DecodeCtx<'a> {
                             true
                         }
                         Err(_) => {
-                            self.err.set(c.err.take());
+                            self.err.put(c.err.take());
                             false
                         }
                     }
