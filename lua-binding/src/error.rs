@@ -403,7 +403,8 @@ impl CodecError {
     /// key check words a hole past `#t`, so every Lua words it the same.
     #[cold]
     pub fn in_element(mut self, msg: u32, field: usize, index: u64) -> Self {
-        let step = if self.path_len == 0 && matches!(self.kind, ErrorKind::ArrayHole(_)) { step::FIELD } else { step::INDEX };
+        let step =
+            if self.path_len == 0 && matches!(self.kind, ErrorKind::ArrayHole(_)) { step::FIELD } else { step::INDEX };
         self.push(PathSeg { msg, field: field as u16, ..PathSeg::new(step, index) });
         self
     }

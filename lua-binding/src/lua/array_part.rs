@@ -11,10 +11,10 @@
 //! The size of the array part is a 32-bit field of the host's table object
 //! (LuaJIT's `GCtab.asize`, Lua 5.4's `Table.alimit`, Lua 5.1's
 //! `Table.sizearray`), at an offset fixed per host and build. [`probe`]
-//! looks for it once, at `luaopen`, among the offsets those layouts put it
-//! at, with tables whose array sizes it chose; when no candidate offset
-//! holds every expected size, [`holds`] always answers `false` and callers
-//! take their exact slow path. Reads stay inside the table object.
+//! checks it once, at `luaopen`, against tables whose array sizes it
+//! chose; when the offset does not hold every expected size, [`holds`]
+//! always answers `false` and callers take their exact slow path. Reads
+//! stay inside the table object.
 
 use super::ffi::{self, lua_State};
 use std::os::raw::c_int;
@@ -28,16 +28,42 @@ const UNKNOWN: usize = usize::MAX;
 /// `0..asize`); PUC Lua's counts keys `1..=size`.
 const SLOT_ZERO: bool = cfg!(feature = "luajit");
 
-/// Candidate offsets, each with the smallest object size that makes it
-/// readable. LuaJIT: `asize` at 24 without GC64 (a 32-byte `GCtab`), at 48
-/// with GC64 (64 bytes). Lua 5.4 (64-bit): `alimit` at 12 (`Table` is 56
-/// bytes). Lua 5.1 (64-bit): `sizearray` at 56 (64 bytes).
+/// Candidate offsets. LuaJIT: `asize` at 24 without GC64 (a 32-byte
+/// `GCtab`), at 48 with GC64 (64 bytes); which build it is comes from
+/// `ffi.abi('gc64')`, never from the object. Lua 5.4 (64-bit): `alimit` at
+/// 12 (`Table` is 56 bytes). Lua 5.1 (64-bit): `sizearray` at 56 (64
+/// bytes).
 #[cfg(feature = "luajit")]
-const CANDIDATES: &[usize] = &[24, 48];
+unsafe fn candidate(L: *mut lua_State) -> Option<usize> {
+    const ASK: &std::ffi::CStr = c"local ok, ffi = pcall(require, 'ffi') if ok then return ffi.abi('gc64') end";
+    // SAFETY: a chunk of our own, run protected; one result (or the error)
+    // popped.
+    unsafe {
+        if ffi::luaL_loadstring(L, ASK.as_ptr()) != 0 {
+            ffi::lua_settop(L, -2);
+            return None;
+        }
+        if ffi::lua_pcall(L, 0, 1, 0) != 0 {
+            ffi::lua_settop(L, -2);
+            return None;
+        }
+        let at = match ffi::lua_type(L, -1) {
+            ffi::LUA_TBOOLEAN if ffi::lua_toboolean(L, -1) != 0 => Some(48),
+            ffi::LUA_TBOOLEAN => Some(24),
+            _ => None,
+        };
+        ffi::lua_settop(L, -2);
+        at
+    }
+}
 #[cfg(all(feature = "lua54", not(feature = "luajit")))]
-const CANDIDATES: &[usize] = &[12];
+unsafe fn candidate(_: *mut lua_State) -> Option<usize> {
+    Some(12)
+}
 #[cfg(all(feature = "lua51", not(feature = "luajit")))]
-const CANDIDATES: &[usize] = &[56];
+unsafe fn candidate(_: *mut lua_State) -> Option<usize> {
+    Some(56)
+}
 
 /// Array sizes the probe asks for.
 const PROBE_SIZES: [c_int; 3] = [37, 101, 1000];
@@ -46,35 +72,25 @@ const PROBE_SIZES: [c_int; 3] = [37, 101, 1000];
 /// once). Leaves the stack as it found it.
 ///
 /// # Safety
-/// `L` a valid state with one free stack slot.
+/// `L` a valid state with two free stack slots.
 pub unsafe fn probe(L: *mut lua_State) {
     if SIZE_AT.load(Ordering::Relaxed) != UNKNOWN || cfg!(not(target_pointer_width = "64")) {
         return;
     }
-    for &at in CANDIDATES {
-        // GC64's offset is read only from objects GC64 can have made: a
-        // non-GC64 LuaJIT keeps every object below 4 GiB and its `GCtab`
-        // ends at 32 bytes.
-        let needs_gc64 = cfg!(feature = "luajit") && at >= 32;
-        // SAFETY: each table is made, read inside its object, and popped.
-        let found = PROBE_SIZES.iter().all(|&narr| unsafe {
-            ffi::lua_createtable(L, narr, 0);
-            let t = ffi::lua_topointer(L, -1) as *const u8;
-            let ok = if needs_gc64 && (t as usize) < (1 << 32) {
-                false
-            } else {
-                let want = narr as u32 + u32::from(SLOT_ZERO);
-                // SAFETY: `at + 4` is within the table object for this host
-                // (see CANDIDATES); unaligned-safe read of a u32 field.
-                t.add(at).cast::<u32>().read_unaligned() == want
-            };
-            ffi::lua_settop(L, -2);
-            ok
-        });
-        if found {
-            SIZE_AT.store(at, Ordering::Relaxed);
-            return;
-        }
+    // SAFETY: forwarded; `candidate` balances the stack.
+    let Some(at) = (unsafe { candidate(L) }) else { return };
+    // SAFETY: each table is made, read inside its object (`at + 4` is
+    // within it for this host and build: see `candidate`), and popped.
+    let found = PROBE_SIZES.iter().all(|&narr| unsafe {
+        ffi::lua_createtable(L, narr, 0);
+        let t = ffi::lua_topointer(L, -1) as *const u8;
+        let want = narr as u32 + u32::from(SLOT_ZERO);
+        let ok = t.add(at).cast::<u32>().read_unaligned() == want;
+        ffi::lua_settop(L, -2);
+        ok
+    });
+    if found {
+        SIZE_AT.store(at, Ordering::Relaxed);
     }
 }
 
