@@ -33,6 +33,10 @@ const SLOT_ZERO: bool = cfg!(feature = "luajit");
 /// `ffi.abi('gc64')`, never from the object. Lua 5.4 (64-bit): `alimit` at
 /// 12 (`Table` is 56 bytes). Lua 5.1 (64-bit): `sizearray` at 56 (64
 /// bytes).
+///
+/// # Safety
+/// `L` a valid state with two free stack slots; the stack is left as it
+/// was.
 #[cfg(feature = "luajit")]
 unsafe fn candidate(L: *mut lua_State) -> Option<usize> {
     const ASK: &std::ffi::CStr = c"local ok, ffi = pcall(require, 'ffi') if ok then return ffi.abi('gc64') end";
@@ -56,10 +60,18 @@ unsafe fn candidate(L: *mut lua_State) -> Option<usize> {
         at
     }
 }
+/// Lua 5.4's offset (see the LuaJIT variant).
+///
+/// # Safety
+/// None needed; `unsafe` as the LuaJIT variant is.
 #[cfg(all(feature = "lua54", not(feature = "luajit")))]
 unsafe fn candidate(_: *mut lua_State) -> Option<usize> {
     Some(12)
 }
+/// Lua 5.1's offset (see the LuaJIT variant).
+///
+/// # Safety
+/// None needed; `unsafe` as the LuaJIT variant is.
 #[cfg(all(feature = "lua51", not(feature = "luajit")))]
 unsafe fn candidate(_: *mut lua_State) -> Option<usize> {
     Some(56)
