@@ -250,14 +250,6 @@ unsafe fn json_options(L: *mut lua_State, inner: &SchemaInner, idx: c_int, what:
     }
 }
 
-/// How [`convert`] ended.
-enum Outcome {
-    /// The result pushed (true), or the error of the push (false).
-    Pushed(bool),
-    /// The codec's error.
-    Failed(ErrBuf),
-}
-
 /// Run `op` (a conversion of strings) on the string at `s` as message
 /// `msg`, push the result; errors are named after `shown`.
 ///
@@ -289,7 +281,9 @@ unsafe fn convert(
         let input = lua::string_bytes(L, s);
         // Every Rust value of the call lives in this block, which raises
         // nothing (the push is protected): it ends before any raise.
-        let outcome = {
+        // False: the push failed, its error object is on the stack.
+        let mut pushed = true;
+        let failed: Option<ErrBuf> = {
             // The schema's buffers, unless a call nested in this one's push
             // (a finalizer run by the GC step of the copy) holds them:
             // then buffers of its own.
@@ -307,25 +301,27 @@ unsafe fn convert(
                     json::json_to_binary_into(&inner.plans, msg, input, &o, bufs).map(|()| bufs.bytes.as_slice())
                 }
             };
-            let outcome = match result {
-                // On failure the error object is pushed.
-                Ok(out) => Outcome::Pushed(lua::push_bytes_protected(L, helpers, out)),
+            let failed = match result {
+                Ok(out) => {
+                    pushed = lua::push_bytes_protected(L, helpers, out);
+                    None
+                }
                 Err(e) => {
                     let mut buf = ErrBuf::new();
                     let _ = write!(buf, "protolua: {} {full_name}: {e}", shown.name());
-                    Outcome::Failed(buf)
+                    Some(buf)
                 }
             };
             if !nested {
                 bufs.trim();
                 inner.json_busy.set(false);
             }
-            outcome
+            failed
         };
-        match outcome {
-            Outcome::Pushed(true) => 1,
-            Outcome::Pushed(false) => ffi::lua_error(L),
-            Outcome::Failed(buf) => raise(L, &buf),
+        match failed {
+            Some(buf) => raise(L, &buf),
+            None if pushed => 1,
+            None => ffi::lua_error(L),
         }
     }
 }
