@@ -113,11 +113,16 @@ impl<'a, 'w> Parser<'a, 'w> {
             oneofs_h.resize(m.oneofs.len(), false);
         }
         let mut first = true;
+        // Where the next key's search starts: after the previous key's field.
+        let mut hint = 0;
         while self.lx.more(b'}', first)? {
             first = false;
             let ks = self.lx.string()?;
             let key = self.lx.text(&ks);
-            let fi = m.fields.iter().position(|f| f.json_name.as_bytes() == key || f.name.as_bytes() == key);
+            let fi = find_field(m, key, hint);
+            if let Some(fi) = fi {
+                hint = fi + 1;
+            }
             let is_type = any && key == b"@type";
             let unknown = fi.is_none() && !is_type;
             let key_err = if unknown && !self.opts.ignore_unknown {
@@ -590,6 +595,17 @@ fn put_int(w: &mut Writer, kind: Kind, v: i128) {
         Kind::Fixed64 | Kind::SFixed64 => w.put_fixed64(v as u64),
         _ => w.put_varint(v as u64),
     }
+}
+
+/// The index of `m`'s field whose JSON or proto name is `key`. Keys
+/// mostly come in field order (as printers write them), so the search
+/// starts at `from`, the field after the previous key's, and wraps around:
+/// in-order keys cost a comparison or two each, not a scan of the fields.
+fn find_field(m: &MessagePlan, key: &[u8], from: usize) -> Option<usize> {
+    let named = |f: &FieldPlan| f.json_name.as_bytes() == key || f.name.as_bytes() == key;
+    let from = from.min(m.fields.len());
+    let (head, tail) = m.fields.split_at(from);
+    tail.iter().position(named).map(|i| from + i).or_else(|| head.iter().position(named))
 }
 
 /// The range of an integer kind.
