@@ -41,6 +41,14 @@ bench-plot:
 bench-text:
     cargo run --release -p protolua-bench --bin text
 
+# The JSON methods on the matrix (#29): Rust allocations and Lua bytes per call on embedded
+# LuaJIT and Lua 5.4, then speed against lua-cjson (LuaJIT, Lua 5.4: apt install lua-cjson) and
+# Tarantool's json, interleaved in one process per host (bench-harness/json/run.sh).
+bench-json:
+    cargo run --release -p protolua-bench --bin json
+    cargo run --release -p protolua-bench --bin json --no-default-features --features lua54
+    bench-harness/json/run.sh
+
 # The matrix on embedded Lua 5.4 (writes results/matrix-lua54.json).
 bench-lua54:
     cargo run --release -p protolua-bench --no-default-features --features lua54

@@ -32,78 +32,14 @@
 // `L` is the Lua state, as in the C API.
 #![allow(non_snake_case)]
 
+mod counting;
 mod floor;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
-use std::os::raw::c_void;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use mlua::{Lua, Table};
-use protolua::lua::ffi;
-
-/// The system allocator, counting allocations (and reallocations) and
-/// their bytes.
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-static ALLOC_BYTES: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: forwards to `System`, only adding counters.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        ALLOC_BYTES.fetch_add(layout.size() as u64, Relaxed);
-        // SAFETY: caller's contract, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: caller's contract, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Relaxed);
-        ALLOC_BYTES.fetch_add(new_size as u64, Relaxed);
-        // SAFETY: caller's contract, forwarded.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Lua allocator calls that asked for memory, and their bytes.
-static LUA_ALLOCS: AtomicU64 = AtomicU64::new(0);
-static LUA_ALLOC_BYTES: AtomicU64 = AtomicU64::new(0);
-static LUA_INNER_F: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
-static LUA_INNER_UD: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
-
-/// Wraps the state's own allocator, counting what Lua asks for.
-unsafe extern "C" fn counting_lua_alloc(_ud: *mut c_void, ptr: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
-    if nsize > 0 {
-        LUA_ALLOCS.fetch_add(1, Relaxed);
-        LUA_ALLOC_BYTES.fetch_add(nsize as u64, Relaxed);
-    }
-    // SAFETY: the pointer was the state's lua_Alloc, installed before ours.
-    unsafe {
-        let f: ffi::lua_Alloc = std::mem::transmute(LUA_INNER_F.load(Relaxed));
-        f(LUA_INNER_UD.load(Relaxed), ptr, osize, nsize)
-    }
-}
-
-/// `rust_allocs()`: allocations and bytes made by Rust code so far (the
-/// global count minus what Lua's allocator asked for, when that goes
-/// through the global allocator).
-fn rust_counts(lua_via_rust: bool) -> (f64, f64) {
-    let (n, b) = (ALLOCS.load(Relaxed), ALLOC_BYTES.load(Relaxed));
-    if lua_via_rust {
-        (n.wrapping_sub(LUA_ALLOCS.load(Relaxed)) as f64, b.wrapping_sub(LUA_ALLOC_BYTES.load(Relaxed)) as f64)
-    } else {
-        (n as f64, b as f64)
-    }
-}
 
 fn main() -> mlua::Result<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -117,22 +53,8 @@ fn main() -> mlua::Result<()> {
     let open = unsafe { lua.create_c_function(protolua::luaopen_protolua) }?;
     let preload: Table = lua.globals().get::<Table>("package")?.get("preload")?;
     preload.set("protolua", open)?;
-    // Count Lua's own allocations: wrap the state's allocator.
-    // SAFETY: swapping the allocator of a state no other thread uses, for
-    // one that forwards every call to it.
-    let lua_via_rust = unsafe {
-        lua.exec_raw::<()>((), |L| {
-            let mut ud = std::ptr::null_mut();
-            let f = ffi::lua_getallocf(L, &mut ud);
-            LUA_INNER_F.store(f as *mut c_void, Relaxed);
-            LUA_INNER_UD.store(ud, Relaxed);
-            ffi::lua_setallocf(L, counting_lua_alloc, ud);
-        })?;
-        // Does Lua's memory come from the global allocator? Make 1000 tables.
-        let before = ALLOCS.load(Relaxed);
-        lua.load("local t = {} for i = 1, 1000 do t[i] = {} end").exec()?;
-        ALLOCS.load(Relaxed) - before >= 1000
-    };
+    // SAFETY: the state is this thread's only one, used by no one else yet.
+    let lua_via_rust = unsafe { counting::count_lua_allocs(&lua) }?;
     lua.globals().set(
         "protolua_floors",
         // SAFETY: make_floors follows the lua_CFunction contract.
@@ -145,7 +67,7 @@ fn main() -> mlua::Result<()> {
         let start = Instant::now();
         lua.globals().set("now", lua.create_function(move |_, ()| Ok(start.elapsed().as_secs_f64()))?)?;
     }
-    lua.globals().set("rust_allocs", lua.create_function(move |_, ()| Ok(rust_counts(lua_via_rust)))?)?;
+    lua.globals().set("rust_allocs", lua.create_function(move |_, ()| Ok(counting::rust_counts(lua_via_rust)))?)?;
     lua.globals().set("FIXTURES", fixtures.to_str().expect("utf-8 path"))?;
     lua.globals().set("BUDGET", budget)?;
     lua.globals().set("REPS", reps)?;

@@ -12,7 +12,8 @@
 //!
 //! The codec is plain Rust that never calls Lua: each entry point reads
 //! its arguments (which may raise: nothing of ours is live yet), runs the
-//! codec into a Rust buffer, pushes the result in protected mode, and on
+//! codec into the schema's JSON buffers (reused across calls:
+//! `SchemaInner::json_bufs`), pushes the result in protected mode, and on
 //! failure formats the error into a stack buffer and drops every Rust
 //! value before raising.
 
@@ -23,7 +24,7 @@ use crate::api::message::{MessageUd, bound_handle, decode_with, encode_with};
 use crate::api::options::{read_bool, read_options};
 use crate::api::schema::{SchemaInner, check_schema, push_handle};
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
-use crate::json::{self, JsonError, JsonOptions};
+use crate::json::{self, JsonBuffers, JsonOptions};
 use crate::lua::{self, ffi, lua_State, upvalue};
 use crate::plan::options::JsonLoadOptions;
 use crate::slots::SchemaSlot;
@@ -267,7 +268,9 @@ unsafe fn convert(
     shown: Op,
 ) -> c_int {
     // SAFETY: argument checks raise before any Rust memory is held; the
-    // input bytes stay anchored at `s`.
+    // input bytes stay anchored at `s`; the schema's JSON buffers are
+    // borrowed only by the call that set `json_busy` (a nested call sees
+    // it set and takes buffers of its own).
     unsafe {
         let full_name = &*inner.plans.messages[msg as usize].full_name;
         if ffi::lua_type(L, s) != ffi::LUA_TSTRING {
@@ -276,37 +279,49 @@ unsafe fn convert(
         }
         let o = json_options(L, inner, opts, shown.name());
         let input = lua::string_bytes(L, s);
+        // Every Rust value of the call lives in this block, which raises
+        // nothing (the push is protected): it ends before any raise.
+        // False: the push failed, its error object is on the stack.
+        let mut pushed = true;
         let failed: Option<ErrBuf> = {
-            let result: Result<Vec<u8>, JsonError> = match op {
+            // The schema's buffers, unless a call nested in this one's push
+            // (a finalizer run by the GC step of the copy) holds them:
+            // then buffers of its own.
+            let nested = inner.json_busy.replace(true);
+            let mut own = nested.then(JsonBuffers::default);
+            let bufs = match own.as_mut() {
+                Some(b) => b,
+                None => &mut *inner.json_bufs.get(),
+            };
+            let result = match op {
                 Op::BinaryToJson | Op::EncodeJson => {
-                    let mut out = Vec::with_capacity(input.len() * 2 + 16);
-                    json::binary_to_json(&inner.plans, msg, input, &o, &mut out).map(|()| out)
+                    json::binary_to_json_into(&inner.plans, msg, input, &o, bufs).map(|()| &bufs.text[..])
                 }
                 Op::JsonToBinary | Op::DecodeJson => {
-                    let mut w = pbwire::Writer::with_capacity(input.len() / 2 + 16);
-                    json::json_to_binary(&inner.plans, msg, input, &o, &mut w).map(|()| w.into_vec())
+                    json::json_to_binary_into(&inner.plans, msg, input, &o, bufs).map(|()| bufs.bytes.as_slice())
                 }
             };
-            match result {
+            let failed = match result {
                 Ok(out) => {
-                    if lua::push_bytes_protected(L, helpers, &out) {
-                        None
-                    } else {
-                        // The error object is pushed: raise it once `out` is gone.
-                        drop(out);
-                        ffi::lua_error(L)
-                    }
+                    pushed = lua::push_bytes_protected(L, helpers, out);
+                    None
                 }
                 Err(e) => {
                     let mut buf = ErrBuf::new();
                     let _ = write!(buf, "protolua: {} {full_name}: {e}", shown.name());
                     Some(buf)
                 }
+            };
+            if !nested {
+                bufs.trim();
+                inner.json_busy.set(false);
             }
+            failed
         };
         match failed {
-            None => 1,
             Some(buf) => raise(L, &buf),
+            None if pushed => 1,
+            None => ffi::lua_error(L),
         }
     }
 }

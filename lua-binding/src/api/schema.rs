@@ -21,6 +21,7 @@ use crate::api::options::{base_options, read_options};
 use crate::binary::encode::EncodeBuffers;
 use crate::binary::encode::keys::KeyIndex;
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
+use crate::json::JsonBuffers;
 use crate::lua::host::{self, ModuleState};
 use crate::lua::{self, ffi, lua_State, upvalue};
 use crate::plan::Plans;
@@ -38,6 +39,10 @@ pub struct SchemaInner {
     pub bufs: UnsafeCell<EncodeBuffers>,
     /// Set while `bufs` is in use.
     pub busy: Cell<bool>,
+    /// The JSON codec's buffers, reused across calls (`crate::api::json`).
+    pub json_bufs: UnsafeCell<JsonBuffers>,
+    /// Set while `json_bufs` is in use.
+    pub json_busy: Cell<bool>,
     /// Options given at load.
     pub opts: LoadOptions,
     /// State shared with the module (host API, unknown-store flag).
@@ -154,6 +159,8 @@ pub(crate) unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOpti
                     plans,
                     bufs: UnsafeCell::new(EncodeBuffers::default()),
                     busy: Cell::new(false),
+                    json_bufs: UnsafeCell::new(JsonBuffers::default()),
+                    json_busy: Cell::new(false),
                     opts,
                     module,
                     key_index: OnceCell::new(),

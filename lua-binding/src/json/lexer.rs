@@ -51,7 +51,18 @@ fn is_ws(b: u8) -> bool {
 impl<'a> Lexer<'a> {
     /// A lexer at the start of `src`.
     pub fn new(src: &'a [u8]) -> Self {
-        Lexer { src, pos: 0, scratch: Vec::new() }
+        Self::with_scratch(src, Vec::new())
+    }
+
+    /// A lexer at the start of `src` reusing `scratch` (the buffer of
+    /// strings with escapes) from an earlier one.
+    pub fn with_scratch(src: &'a [u8], scratch: Vec<u8>) -> Self {
+        Lexer { src, pos: 0, scratch }
+    }
+
+    /// The scratch buffer, for the next lexer.
+    pub fn into_scratch(self) -> Vec<u8> {
+        self.scratch
     }
 
     /// An error at byte `pos`.

@@ -61,6 +61,64 @@ impl Default for JsonOptions {
     }
 }
 
+/// Buffers reused across calls (a schema owns one set, `crate::api::json`):
+/// the output of either direction and the printer's and parser's scratch,
+/// so that a steady state of calls allocates nothing.
+#[derive(Default)]
+pub struct JsonBuffers {
+    /// JSON text out ([`binary_to_json_into`]).
+    pub text: Vec<u8>,
+    /// Protobuf bytes out ([`json_to_binary_into`]).
+    pub bytes: pbwire::Writer,
+    print: print::PrintScratch,
+    parse: parse::ParseScratch,
+}
+
+impl JsonBuffers {
+    /// After a call: let go of an output buffer over 4 MiB of which the
+    /// call used less than a quarter (one huge message does not pin its
+    /// memory), as the binary encoder does.
+    pub fn trim(&mut self) {
+        let big = |len: usize, cap: usize| cap > (4 << 20) && len < cap / 4;
+        if big(self.text.len(), self.text.capacity()) {
+            self.text = Vec::new();
+        }
+        if big(self.bytes.len(), self.bytes.capacity()) {
+            self.bytes = pbwire::Writer::new();
+        }
+    }
+}
+
+/// [`binary_to_json`] into `b.text` (emptied first), with `b`'s scratch.
+pub fn binary_to_json_into(
+    plans: &Plans,
+    msg: u32,
+    bytes: &[u8],
+    opts: &JsonOptions,
+    b: &mut JsonBuffers,
+) -> Result<(), JsonError> {
+    b.text.clear();
+    let mut p = print::Printer::with_scratch(plans, opts, &mut b.text, std::mem::take(&mut b.print));
+    let r = p.run(msg, bytes);
+    b.print = p.into_scratch();
+    r
+}
+
+/// [`json_to_binary`] into `b.bytes` (emptied first), with `b`'s scratch.
+pub fn json_to_binary_into(
+    plans: &Plans,
+    msg: u32,
+    text: &[u8],
+    opts: &JsonOptions,
+    b: &mut JsonBuffers,
+) -> Result<(), JsonError> {
+    b.bytes.clear();
+    let mut p = parse::Parser::with_scratch(plans, opts, text, &mut b.bytes, std::mem::take(&mut b.parse));
+    let r = p.run(msg);
+    b.parse = p.into_scratch();
+    r
+}
+
 /// Print the protobuf encoding `bytes` of message `msg` as JSON into `out`.
 pub fn binary_to_json(
     plans: &Plans,

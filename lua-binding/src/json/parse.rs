@@ -27,6 +27,18 @@ pub struct Parser<'a, 'w> {
     w: &'w mut Writer,
     depth: u32,
     b64: Vec<u8>,
+    /// Map keys (and other texts) kept while their value is parsed: a
+    /// stack, each user truncating back to where it began.
+    keys: Vec<u8>,
+}
+
+/// The parser's buffers, kept between calls so that a steady state
+/// allocates nothing (`super::JsonBuffers`).
+#[derive(Default)]
+pub struct ParseScratch {
+    lex: Vec<u8>,
+    b64: Vec<u8>,
+    keys: Vec<u8>,
 }
 
 /// `Value`'s `null_value` field set to `NULL_VALUE`: tag 1 varint, 0.
@@ -35,13 +47,36 @@ const VALUE_NULL: [u8; 2] = [0x08, 0x00];
 impl<'a, 'w> Parser<'a, 'w> {
     /// A parser of `text` writing to `w`.
     pub fn new(plans: &'a Plans, opts: &'a JsonOptions, text: &'a [u8], w: &'w mut Writer) -> Self {
-        Parser { plans, opts, lx: Lexer::new(text), w, depth: 0, b64: Vec::new() }
+        Self::with_scratch(plans, opts, text, w, ParseScratch::default())
+    }
+
+    /// [`Parser::new`] with the buffers of an earlier parse.
+    pub fn with_scratch(
+        plans: &'a Plans,
+        opts: &'a JsonOptions,
+        text: &'a [u8],
+        w: &'w mut Writer,
+        mut s: ParseScratch,
+    ) -> Self {
+        s.keys.clear();
+        Parser { plans, opts, lx: Lexer::with_scratch(text, s.lex), w, depth: 0, b64: s.b64, keys: s.keys }
     }
 
     /// Parse the whole text as message `mi`.
     pub fn root(mut self, mi: u32) -> R {
+        self.run(mi)
+    }
+
+    /// Parse the whole text as message `mi`; the buffers stay in `self`
+    /// ([`Parser::into_scratch`]).
+    pub fn run(&mut self, mi: u32) -> R {
         self.message(mi)?;
         self.lx.end()
+    }
+
+    /// The buffers, for the next parse.
+    pub fn into_scratch(self) -> ParseScratch {
+        ParseScratch { lex: self.lx.into_scratch(), b64: self.b64, keys: self.keys }
     }
 
     fn message(&mut self, mi: u32) -> R {
@@ -78,11 +113,16 @@ impl<'a, 'w> Parser<'a, 'w> {
             oneofs_h.resize(m.oneofs.len(), false);
         }
         let mut first = true;
+        // Where the next key's search starts: after the previous key's field.
+        let mut hint = 0;
         while self.lx.more(b'}', first)? {
             first = false;
             let ks = self.lx.string()?;
             let key = self.lx.text(&ks);
-            let fi = m.fields.iter().position(|f| f.json_name.as_bytes() == key || f.name.as_bytes() == key);
+            let fi = find_field(m, key, hint);
+            if let Some(fi) = fi {
+                hint = fi + 1;
+            }
             let is_type = any && key == b"@type";
             let unknown = fi.is_none() && !is_type;
             let key_err = if unknown && !self.opts.ignore_unknown {
@@ -219,40 +259,21 @@ impl<'a, 'w> Parser<'a, 'w> {
             self.w.put_encoded_tag(&f.tag);
             let mark = self.w.begin_len();
             let ks = self.lx.string()?;
-            let key = self.lx.text(&ks);
-            let key_copy: Vec<u8> = key.to_vec();
-            self.map_key(kf, &key_copy).map_err(|e| e.at_text(self.lx.src, ks.pos).in_key(&key_copy))?;
+            // The key outlives the lexer's scratch (the value's strings).
+            let k0 = self.keys.len();
+            self.keys.extend_from_slice(self.lx.text(&ks));
+            let key = &self.keys[k0..];
+            map_key(self.w, kf, key).map_err(|e| e.at_text(self.lx.src, ks.pos).in_key(key))?;
             self.lx.expect(b':')?;
             if self.lx.ws() == Some(b'n') && !self.null_is_element(vf) {
-                return Err(self.lx.err("null as a map value").in_key(&key_copy));
+                return Err(self.lx.err("null as a map value").in_key(&self.keys[k0..]));
             }
-            if self.value(vf, true).map_err(|e| e.in_key(&key_copy))? {
+            if self.value(vf, true).map_err(|e| e.in_key(&self.keys[k0..]))? {
                 self.w.end_len(mark);
             } else {
                 self.w.truncate(before);
             }
-        }
-        Ok(())
-    }
-
-    /// A map key from its JSON text.
-    fn map_key(&mut self, kf: &FieldPlan, key: &[u8]) -> R {
-        self.w.put_encoded_tag(&kf.tag);
-        match kf.kind {
-            Kind::String => self.w.put_len_bytes(key),
-            Kind::Bool => match key {
-                b"true" => self.w.put_varint(1),
-                b"false" => self.w.put_varint(0),
-                _ => return Err(JsonError::new("a bool map key must be \"true\" or \"false\"")),
-            },
-            kind => {
-                let (lo, hi) = int_range(kind);
-                let v = int_literal(key).map_err(|e| JsonError::new(e.what()))?;
-                if v < lo || v > hi {
-                    return Err(JsonError::new(IntError::Range.what()));
-                }
-                self.put_int(kind, v);
-            }
+            self.keys.truncate(k0);
         }
         Ok(())
     }
@@ -313,21 +334,10 @@ impl<'a, 'w> Parser<'a, 'w> {
             kind => {
                 let (lo, hi) = int_range(kind);
                 let v = self.int(lo, hi)?;
-                self.put_int(kind, v);
+                put_int(self.w, kind, v);
             }
         }
         Ok(true)
-    }
-
-    fn put_int(&mut self, kind: Kind, v: i128) {
-        match kind {
-            Kind::Int32 => self.w.put_varint(int32_to_varint(v as i32)),
-            Kind::SInt32 => self.w.put_varint(u64::from(encode_zigzag32(v as i32))),
-            Kind::SInt64 => self.w.put_varint(encode_zigzag64(v as i64)),
-            Kind::Fixed32 | Kind::SFixed32 => self.w.put_fixed32(v as u32),
-            Kind::Fixed64 | Kind::SFixed64 => self.w.put_fixed64(v as u64),
-            _ => self.w.put_varint(v as u64),
-        }
     }
 
     /// An integer, as a JSON number or a string holding one, in `lo..=hi`.
@@ -422,16 +432,24 @@ impl<'a, 'w> Parser<'a, 'w> {
             }
             Wkt::FieldMask => {
                 let s = self.lx.string()?;
-                let text = self.lx.text(&s).to_vec();
-                let mut path = Vec::new();
+                let k0 = self.keys.len();
+                self.keys.extend_from_slice(self.lx.text(&s));
                 // "" is no path; otherwise every comma separates one (empty
                 // paths included, so that the printed form reads back).
-                for p in text.split(|&b| b == b',').filter(|_| !text.is_empty()) {
-                    path.clear();
-                    wkt::path_from_json(p, &mut path).map_err(|e| self.lx.err_at(s.pos, e))?;
+                let mut from = k0;
+                while self.keys.len() > k0 {
+                    let end = self.keys.len();
+                    let to = self.keys[from..].iter().position(|&b| b == b',').map_or(end, |i| from + i);
+                    self.b64.clear();
+                    wkt::path_from_json(&self.keys[from..to], &mut self.b64).map_err(|e| self.lx.err_at(s.pos, e))?;
                     self.w.put_encoded_tag(&m.fields[0].tag);
-                    self.w.put_len_bytes(&path);
+                    self.w.put_len_bytes(&self.b64);
+                    if to == end {
+                        break;
+                    }
+                    from = to + 1;
                 }
+                self.keys.truncate(k0);
                 Ok(())
             }
             Wkt::Struct => self.map(&m.fields[0]),
@@ -475,7 +493,8 @@ impl<'a, 'w> Parser<'a, 'w> {
         self.lx.ws();
         let start = self.lx.pos;
         self.lx.expect(b'{')?;
-        let mut url: Option<(Vec<u8>, usize)> = None;
+        // The URL's range in `keys`, and its position in the text.
+        let mut url: Option<(usize, usize, usize)> = None;
         let mut first = true;
         let mut members = 0;
         while self.lx.more(b'}', first)? {
@@ -489,12 +508,14 @@ impl<'a, 'w> Parser<'a, 'w> {
                 if url.is_some() {
                     return Err(self.lx.err_at(ks.pos, "\"@type\" given twice"));
                 }
-                url = Some((self.lx.text(&s).to_vec(), s.pos));
+                let k0 = self.keys.len();
+                self.keys.extend_from_slice(self.lx.text(&s));
+                url = Some((k0, self.keys.len(), s.pos));
             } else {
                 self.lx.skip_value(self.opts.max_depth)?;
             }
         }
-        let Some((url, at)) = url else {
+        let Some((k0, k1, at)) = url else {
             if members == 0 {
                 return Ok(());
             }
@@ -502,9 +523,10 @@ impl<'a, 'w> Parser<'a, 'w> {
         };
         let end = self.lx.pos;
         let plans = self.plans;
-        let mi = any_type(plans, &url).map_err(|e| e.at_text(self.lx.src, at))?;
+        let url = &self.keys[k0..k1];
+        let mi = any_type(plans, url).map_err(|e| e.at_text(self.lx.src, at))?;
         self.w.put_encoded_tag(&m.fields[0].tag);
-        self.w.put_len_bytes(&url);
+        self.w.put_len_bytes(url);
         self.w.put_encoded_tag(&m.fields[1].tag);
         let mark = self.w.begin_len();
         self.lx.pos = start;
@@ -536,8 +558,54 @@ impl<'a, 'w> Parser<'a, 'w> {
         }
         debug_assert_eq!(self.lx.pos, end);
         self.w.end_len(mark);
+        self.keys.truncate(k0);
         Ok(())
     }
+}
+
+/// A map key from its JSON text.
+fn map_key(w: &mut Writer, kf: &FieldPlan, key: &[u8]) -> R {
+    w.put_encoded_tag(&kf.tag);
+    match kf.kind {
+        Kind::String => w.put_len_bytes(key),
+        Kind::Bool => match key {
+            b"true" => w.put_varint(1),
+            b"false" => w.put_varint(0),
+            _ => return Err(JsonError::new("a bool map key must be \"true\" or \"false\"")),
+        },
+        kind => {
+            let (lo, hi) = int_range(kind);
+            let v = int_literal(key).map_err(|e| JsonError::new(e.what()))?;
+            if v < lo || v > hi {
+                return Err(JsonError::new(IntError::Range.what()));
+            }
+            put_int(w, kind, v);
+        }
+    }
+    Ok(())
+}
+
+/// An integer of `kind`, in range, as its wire form.
+fn put_int(w: &mut Writer, kind: Kind, v: i128) {
+    match kind {
+        Kind::Int32 => w.put_varint(int32_to_varint(v as i32)),
+        Kind::SInt32 => w.put_varint(u64::from(encode_zigzag32(v as i32))),
+        Kind::SInt64 => w.put_varint(encode_zigzag64(v as i64)),
+        Kind::Fixed32 | Kind::SFixed32 => w.put_fixed32(v as u32),
+        Kind::Fixed64 | Kind::SFixed64 => w.put_fixed64(v as u64),
+        _ => w.put_varint(v as u64),
+    }
+}
+
+/// The index of `m`'s field whose JSON or proto name is `key`. Keys
+/// mostly come in field order (as printers write them), so the search
+/// starts at `from`, the field after the previous key's, and wraps around:
+/// in-order keys cost a comparison or two each, not a scan of the fields.
+fn find_field(m: &MessagePlan, key: &[u8], from: usize) -> Option<usize> {
+    let named = |f: &FieldPlan| f.json_name.as_bytes() == key || f.name.as_bytes() == key;
+    let from = from.min(m.fields.len());
+    let (head, tail) = m.fields.split_at(from);
+    tail.iter().position(named).map(|i| from + i).or_else(|| head.iter().position(named))
 }
 
 /// The range of an integer kind.

@@ -8,8 +8,6 @@
 //! member set last, a map keeps the last entry of each key. Unknown
 //! fields, and closed-enum values the enum lacks, are not printed.
 
-use std::collections::HashMap;
-
 use pbwire::varint::encoded_len_varint;
 use pbwire::zigzag::{decode_zigzag32, decode_zigzag64};
 use pbwire::{Reader, WireType};
@@ -37,12 +35,43 @@ struct Occ<'b> {
     data: &'b [u8],
 }
 
+/// A map entry being printed: its key's numeric order and text (a range
+/// of the key buffer), its value occurrences (a range of the value
+/// buffer), its place on the wire.
+#[derive(Clone, Copy)]
+struct Entry {
+    num: i128,
+    key: (usize, usize),
+    vals: (usize, usize),
+    i: usize,
+}
+
+/// The printer's buffers, kept between calls so that a steady state
+/// allocates nothing (`super::JsonBuffers`): pools of vectors (each user
+/// takes one and gives it back, so nesting takes as many as it is deep)
+/// and the stack of oneof states.
+#[derive(Default)]
+pub struct PrintScratch {
+    occs: Vec<Vec<Occ<'static>>>,
+    bytes: Vec<Vec<u8>>,
+    entries: Vec<Vec<Entry>>,
+    oneofs: Vec<(u16, u32)>,
+}
+
+/// An empty vector of occurrences of another lifetime, in the same
+/// allocation (an in-place collect of no element).
+fn recycle<'x, 'y>(mut v: Vec<Occ<'x>>) -> Vec<Occ<'y>> {
+    v.clear();
+    v.into_iter().map(|_| -> Occ<'y> { unreachable!("the vector is empty") }).collect()
+}
+
 /// The printer.
 pub struct Printer<'a> {
     plans: &'a Plans,
     opts: &'a JsonOptions,
     o: Out<'a>,
     depth: u32,
+    s: PrintScratch,
 }
 
 fn wire_err(e: pbwire::Error) -> JsonError {
@@ -58,29 +87,61 @@ fn utf8(s: &[u8]) -> Result<&[u8], JsonError> {
     }
 }
 
-/// The message made of all of `run`'s bodies (their concatenation is
-/// their merge); borrowed when there is one.
-fn merged<'b>(run: &[Occ<'b>], buf: &'b mut Vec<u8>) -> &'b [u8] {
-    match run {
-        [one] => one.data,
-        _ => {
-            for o in run {
-                buf.extend_from_slice(o.data);
-            }
-            &buf[..]
-        }
-    }
-}
-
 impl<'a> Printer<'a> {
     /// A printer appending to `out`.
     pub fn new(plans: &'a Plans, opts: &'a JsonOptions, out: &'a mut Vec<u8>) -> Self {
-        Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0 }
+        Self::with_scratch(plans, opts, out, PrintScratch::default())
+    }
+
+    /// [`Printer::new`] with the buffers of an earlier printer.
+    pub fn with_scratch(plans: &'a Plans, opts: &'a JsonOptions, out: &'a mut Vec<u8>, mut s: PrintScratch) -> Self {
+        s.oneofs.clear();
+        Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0, s }
     }
 
     /// Print message `msg` from its encoding `bytes`.
     pub fn root(mut self, msg: u32, bytes: &[u8]) -> R {
         self.message(msg, bytes)
+    }
+
+    /// Print message `msg` from its encoding `bytes`; the buffers stay in
+    /// `self` ([`Printer::into_scratch`]).
+    pub fn run(&mut self, msg: u32, bytes: &[u8]) -> R {
+        self.message(msg, bytes)
+    }
+
+    /// The buffers, for the next printer.
+    pub fn into_scratch(self) -> PrintScratch {
+        self.s
+    }
+
+    fn take_occ<'b>(&mut self) -> Vec<Occ<'b>> {
+        recycle(self.s.occs.pop().unwrap_or_default())
+    }
+
+    fn give_occ(&mut self, v: Vec<Occ<'_>>) {
+        self.s.occs.push(recycle(v));
+    }
+
+    fn take_bytes(&mut self) -> Vec<u8> {
+        let mut v = self.s.bytes.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+
+    /// The message made of all of `run`'s bodies (their concatenation is
+    /// their merge), printed.
+    fn merged(&mut self, mi: u32, run: &[Occ<'_>]) -> R {
+        if let [one] = run {
+            return self.message(mi, one.data);
+        }
+        let mut buf = self.take_bytes();
+        for o in run {
+            buf.extend_from_slice(o.data);
+        }
+        let r = self.message(mi, &buf);
+        self.s.bytes.push(buf);
+        r
     }
 
     fn message(&mut self, mi: u32, bytes: &[u8]) -> R {
@@ -105,8 +166,8 @@ impl<'a> Printer<'a> {
     }
 
     /// The occurrences of `m`'s known fields in `bytes`, in order.
-    fn scan<'b>(&self, m: &MessagePlan, bytes: &'b [u8]) -> Result<Vec<Occ<'b>>, JsonError> {
-        let mut occ = Vec::new();
+    fn scan<'b>(&mut self, m: &MessagePlan, bytes: &'b [u8]) -> Result<Vec<Occ<'b>>, JsonError> {
+        let mut occ = self.take_occ();
         let mut r = Reader::new(bytes);
         let mut seq = 0u32;
         while !r.is_empty() {
@@ -157,15 +218,24 @@ impl<'a> Printer<'a> {
     /// Print `m`'s fields as object members (no braces).
     fn members(&mut self, m: &MessagePlan, bytes: &[u8], first: &mut bool) -> R {
         let mut occ = self.scan(m, bytes)?;
-        // Per oneof: the member set last and where its run began.
-        let mut cur: Vec<(u16, u32)> = vec![(u16::MAX, 0); m.oneofs.len()];
-        for o in &occ {
-            let f = &m.fields[o.fi as usize];
-            if f.oneof != NO_ONEOF && cur[f.oneof as usize].0 != o.fi {
-                cur[f.oneof as usize] = (o.fi, o.seq);
+        // Per oneof: the member set last and where its run began (on the
+        // stack of oneof states, above `base`).
+        let base = self.s.oneofs.len();
+        self.s.oneofs.resize(base + m.oneofs.len(), (u16::MAX, 0));
+        if !m.oneofs.is_empty() {
+            let cur = &mut self.s.oneofs[base..];
+            for o in &occ {
+                let f = &m.fields[o.fi as usize];
+                if f.oneof != NO_ONEOF && cur[f.oneof as usize].0 != o.fi {
+                    cur[f.oneof as usize] = (o.fi, o.seq);
+                }
             }
         }
-        occ.sort_by_key(|o| o.fi);
+        // Field order, each field's occurrences in wire order (`seq` makes
+        // the key unique: an unstable sort, which allocates nothing).
+        if !occ.is_sorted_by_key(|o| o.fi) {
+            occ.sort_unstable_by_key(|o| (o.fi, o.seq));
+        }
         let mut i = 0;
         for (fi, f) in m.fields.iter().enumerate() {
             let j = i;
@@ -174,7 +244,7 @@ impl<'a> Printer<'a> {
             }
             let mut run = &occ[j..i];
             if f.oneof != NO_ONEOF {
-                let (member, start) = cur[f.oneof as usize];
+                let (member, start) = self.s.oneofs[base + f.oneof as usize];
                 if member as usize != fi {
                     continue;
                 }
@@ -183,6 +253,8 @@ impl<'a> Printer<'a> {
             let name = if self.opts.json_names { &f.json_name } else { &f.name };
             self.field(f, run, first).map_err(|e| e.in_field(name))?;
         }
+        self.s.oneofs.truncate(base);
+        self.give_occ(occ);
         Ok(())
     }
 
@@ -222,8 +294,7 @@ impl<'a> Printer<'a> {
                 };
                 if matches!(f.kind, Kind::Message | Kind::Group) {
                     self.key(f, first);
-                    let mut buf = Vec::new();
-                    return self.message(f.sub, merged(run, &mut buf));
+                    return self.merged(f.sub, run);
                 }
                 if f.implicit && !self.opts.emit_defaults && last.val == 0 && last.data.is_empty() {
                     return Ok(());
@@ -276,45 +347,47 @@ impl<'a> Printer<'a> {
         let plans = self.plans;
         let entry = &plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
-        // (numeric order of an integer key, key text, value occurrences)
-        let mut entries: Vec<(i128, Vec<u8>, Vec<Occ<'_>>)> = Vec::with_capacity(run.len());
-        for o in run {
+        let (mut keys, mut vals) = (self.take_bytes(), self.take_occ());
+        let mut entries = self.s.entries.pop().unwrap_or_default();
+        entries.clear();
+        for (i, o) in run.iter().enumerate() {
             let occ = self.scan(entry, o.data)?;
-            let mut key = Vec::new();
             let k = occ.iter().rev().find(|o| o.fi == 0).copied();
             let k = k.unwrap_or(Occ { fi: 0, seq: 0, wt: kf.kind.wire_type(), val: 0, data: b"" });
+            let k0 = keys.len();
             let num = match kf.kind {
                 Kind::String => {
-                    key.extend_from_slice(utf8(k.data)?);
+                    keys.extend_from_slice(utf8(k.data)?);
                     0
                 }
                 Kind::Bool => {
-                    key.extend_from_slice(if k.val != 0 { b"true" } else { b"false" });
+                    keys.extend_from_slice(if k.val != 0 { b"true" } else { b"false" });
                     i128::from(k.val != 0)
                 }
-                kind => int_text(kind, k.val, &mut key),
+                kind => int_text(kind, k.val, &mut keys),
             };
-            let v: Vec<Occ<'_>> = occ.into_iter().filter(|o| o.fi == 1).collect();
-            entries.push((num, key, v));
+            let v0 = vals.len();
+            vals.extend(occ.iter().filter(|o| o.fi == 1).copied());
+            self.give_occ(occ);
+            entries.push(Entry { num, key: (k0, keys.len()), vals: (v0, vals.len()), i });
         }
-        // The last entry of a key wins; keys are printed sorted, so that the
-        // output does not depend on the order of the entries on the wire
-        // (or in a Lua table).
-        let mut last: HashMap<&[u8], usize> = HashMap::with_capacity(entries.len());
-        for (i, (_, k, _)) in entries.iter().enumerate() {
-            last.insert(k, i);
-        }
-        let mut order: Vec<usize> = (0..entries.len()).filter(|&i| last[&entries[i].1[..]] == i).collect();
-        order.sort_unstable_by(|&a, &b| (entries[a].0, &entries[a].1).cmp(&(entries[b].0, &entries[b].1)));
+        // Keys are printed sorted, so that the output does not depend on
+        // the order of the entries on the wire (or in a Lua table); of
+        // equal keys the last on the wire wins.
+        let text = |e: &Entry| &keys[e.key.0..e.key.1];
+        entries.sort_unstable_by(|a, b| (a.num, text(a), a.i).cmp(&(b.num, text(b), b.i)));
         self.o.open(b'{');
         let mut first = true;
-        for &i in &order {
-            let (_, k, v) = &entries[i];
+        for (j, e) in entries.iter().enumerate() {
+            let k = text(e);
+            if entries.get(j + 1).is_some_and(|n| n.num == e.num && text(n) == k) {
+                continue;
+            }
             self.o.sep(&mut first);
             self.o.key(k);
+            let v = &vals[e.vals.0..e.vals.1];
             let r = if matches!(vf.kind, Kind::Message | Kind::Group) {
-                let mut buf = Vec::new();
-                self.message(vf.sub, merged(v, &mut buf))
+                self.merged(vf.sub, v)
             } else {
                 let z = Occ { fi: 0, seq: 0, wt: vf.kind.wire_type(), val: 0, data: b"" };
                 self.scalar(vf.kind, vf.sub, v.last().unwrap_or(&z))
@@ -322,6 +395,9 @@ impl<'a> Printer<'a> {
             r.map_err(|e| e.in_key(k))?;
         }
         self.o.close(b'}', first);
+        self.s.bytes.push(keys);
+        self.give_occ(vals);
+        self.s.entries.push(entries);
         Ok(())
     }
 
@@ -377,6 +453,13 @@ impl<'a> Printer<'a> {
     /// The special forms of the well-known types.
     fn wkt(&mut self, w: Wkt, m: &MessagePlan, bytes: &[u8]) -> R {
         let occ = self.scan(m, bytes)?;
+        let r = self.wkt_form(w, m, &occ);
+        self.give_occ(occ);
+        r
+    }
+
+    /// [`Printer::wkt`] on the scanned occurrences.
+    fn wkt_form(&mut self, w: Wkt, m: &MessagePlan, occ: &[Occ<'_>]) -> R {
         let last = |fi: u16| occ.iter().rev().find(|o| o.fi == fi).copied();
         match w {
             Wkt::Wrapper => {
@@ -395,7 +478,7 @@ impl<'a> Printer<'a> {
                 r.map_err(JsonError::unprintable)
             }
             Wkt::FieldMask => {
-                let mut text = Vec::new();
+                let mut text = self.take_bytes();
                 for (i, o) in occ.iter().filter(|o| o.fi == 0).enumerate() {
                     if i > 0 {
                         text.push(b',');
@@ -403,17 +486,17 @@ impl<'a> Printer<'a> {
                     wkt::path_to_json(utf8(o.data)?, &mut text).map_err(JsonError::unprintable)?;
                 }
                 self.o.string(&text);
+                self.s.bytes.push(text);
                 Ok(())
             }
-            Wkt::Struct => {
-                let run: Vec<Occ<'_>> = occ.into_iter().filter(|o| o.fi == 0).collect();
-                self.map(&m.fields[0], &run).map_err(|e| e.in_field(&m.fields[0].name))
+            Wkt::Struct | Wkt::ListValue => {
+                let mut run = self.take_occ();
+                run.extend(occ.iter().filter(|o| o.fi == 0).copied());
+                let r = if w == Wkt::Struct { self.map(&m.fields[0], &run) } else { self.repeated(&m.fields[0], &run) };
+                self.give_occ(run);
+                r.map_err(|e| e.in_field(&m.fields[0].name))
             }
-            Wkt::ListValue => {
-                let run: Vec<Occ<'_>> = occ.into_iter().filter(|o| o.fi == 0).collect();
-                self.repeated(&m.fields[0], &run).map_err(|e| e.in_field(&m.fields[0].name))
-            }
-            Wkt::Value => self.value(m, &occ),
+            Wkt::Value => self.value(m, occ),
             Wkt::Any => self.any(last(0).map_or(&b""[..], |o| o.data), last(1).map_or(&b""[..], |o| o.data)),
         }
     }
@@ -429,11 +512,13 @@ impl<'a> Printer<'a> {
         let f = &m.fields[chosen.fi as usize];
         // The member's run since another member was last set.
         let start = occ.iter().filter(|o| o.fi != chosen.fi).map(|o| o.seq + 1).max().unwrap_or(0);
-        let run: Vec<Occ<'_>> = occ.iter().filter(|o| o.fi == chosen.fi && o.seq >= start).copied().collect();
         match f.kind {
             Kind::Message | Kind::Group => {
-                let mut buf = Vec::new();
-                self.message(f.sub, merged(&run, &mut buf))
+                let mut run = self.take_occ();
+                run.extend(occ.iter().filter(|o| o.fi == chosen.fi && o.seq >= start).copied());
+                let r = self.merged(f.sub, &run);
+                self.give_occ(run);
+                r
             }
             Kind::Double if !f64::from_bits(chosen.val).is_finite() => {
                 Err(JsonError::unprintable("google.protobuf.Value number_value is not finite"))

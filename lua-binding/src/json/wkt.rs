@@ -88,9 +88,10 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
 }
 
 fn put_digits(out: &mut Vec<u8>, v: i64, width: usize) {
-    let s = itoa::Buffer::new().format(v).as_bytes().to_owned();
+    let mut buf = itoa::Buffer::new();
+    let s = buf.format(v).as_bytes();
     out.resize(out.len() + width.saturating_sub(s.len()), b'0');
-    out.extend_from_slice(&s);
+    out.extend_from_slice(s);
 }
 
 /// Append `.fff`, `.ffffff` or `.fffffffff` (nothing for 0): the
