@@ -63,8 +63,7 @@ pub(in crate::binary::decode) unsafe fn same_tag_strings<const CHECK: bool>(
     next: u8,
 ) -> i64 {
     let mut rest = r.rest();
-    while let [t, len, ref tail @ ..] = *rest
-        && t == next
+    while let Some(&[len, ref tail @ ..]) = eat_tag::<1>(rest, [next, 0])
         && len < 0x80
         && usize::from(len) <= tail.len()
     {
@@ -101,7 +100,7 @@ pub(in crate::binary::decode) unsafe fn same_tag_each<'a>(
     next: u8,
     mut push: impl FnMut(&mut Reader<'a>) -> WalkResult,
 ) -> WalkResult {
-    while r.rest().first() == Some(&next) {
+    while eat_tag::<1>(r.rest(), [next, 0]).is_some() {
         let _ = r.advance(1);
         *n += 1;
         push(r)?;

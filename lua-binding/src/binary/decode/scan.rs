@@ -211,10 +211,10 @@ fn short_tag(raw: u32) -> (usize, u16) {
 /// Whether the next bytes of `r` are the run's tag ([`run_tag`]).
 #[inline(always)]
 pub(in crate::binary::decode) fn run_continues(r: &Reader<'_>, next_len: usize, next: u16) -> bool {
-    let rest = r.rest();
+    let (rest, tag) = (r.rest(), next.to_le_bytes());
     match next_len {
-        1 => rest.first() == Some(&(next as u8)),
-        2 => rest.first_chunk::<2>().is_some_and(|b| u16::from_le_bytes(*b) == next),
+        1 => eat_tag::<1>(rest, tag).is_some(),
+        2 => eat_tag::<2>(rest, tag).is_some(),
         _ => false,
     }
 }

@@ -260,9 +260,9 @@ impl<'a> DecodeCtx<'a> {
                     k += 1;
                     k < RUN_BUFFER
                 });
-                match *rest {
-                    [t, ref after @ ..] if t == next => (after, true),
-                    _ => (rest, false),
+                match eat_tag::<1>(rest, [next, 0]) {
+                    Some(after) => (after, true),
+                    None => (rest, false),
                 }
             }
         };
