@@ -42,7 +42,6 @@ use crate::slots::{HandleUp, Helper, KeySlot};
 use containers::take_slots;
 #[cfg(feature = "luajit")]
 use runs::store;
-pub(crate) use scan::slice_varint;
 use scan::*;
 
 /// Repeated-field element counts kept in a frame-local array; fields whose

@@ -300,7 +300,7 @@ pub(in crate::binary::decode) fn packed_count(f: &FieldPlan, run: &[u8]) -> usiz
 /// through `varint_general`. For the loops that keep their position in a
 /// slice ([`varint_run`], the constructor program's steps).
 #[inline(always)]
-pub(crate) fn slice_varint(b: &[u8]) -> Option<(u64, &[u8])> {
+pub(in crate::binary::decode) fn slice_varint(b: &[u8]) -> Option<(u64, &[u8])> {
     Some(match *b {
         [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
         [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),

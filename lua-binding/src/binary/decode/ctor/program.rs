@@ -16,7 +16,8 @@ use std::cell::{Cell, OnceCell};
 
 use pbwire::{utf8, zigzag};
 
-use crate::binary::decode::{DecodeCtx, eat_tag, slice_varint};
+use crate::binary::decode::DecodeCtx;
+use crate::binary::decode::scan::{eat_tag, slice_varint};
 use crate::lua;
 use crate::plan::{Card, Kind};
 
