@@ -63,7 +63,11 @@ pub(in crate::binary::decode) unsafe fn same_tag_strings<const CHECK: bool>(
     next: u8,
 ) -> i64 {
     let mut rest = r.rest();
-    while let Some(&[len, ref tail @ ..]) = eat_tag::<1>(rest, [next, 0])
+    // The tag and the length matched in one pattern, not through
+    // `eat_tag`: that checks the length of the input twice, measured +0.1 %
+    // on Person 10KB decode (PERF_LOG, #27 scanning layer).
+    while let [t, len, ref tail @ ..] = *rest
+        && t == next
         && len < 0x80
         && usize::from(len) <= tail.len()
     {
