@@ -1,6 +1,7 @@
 -- Runs of repeated fields with one-byte tags, every scalar kind: the run
--- loops of src/binary/decode/runs.rs (`same_tag_strings`, `same_tag_varints` for unpacked runs
--- after their first element, `packed_fixed` for packed fixed-width runs)
+-- loops of src/binary/decode/runs.rs (`same_tag_strings`, `varints_into`
+-- over scan.rs's `varint_run` for unpacked runs after their first
+-- element, `packed_fixed` for packed fixed-width runs)
 -- against the element-by-element results and errors (review-7; the
 -- fixtures' repeated fields of most kinds have two-byte tags, which never
 -- reach those loops). Lua 5.1 compatible.
@@ -41,7 +42,7 @@ local function run(num, wt, encs)
     return table.concat(t)
 end
 
-T.test('decode runs: varints of every kind and width (same_tag_varints)', function()
+T.test('decode runs: varints of every kind and width (varints_into)', function()
     local big5 = '\128\128\128\128\8' -- 2^31
     local wrap5 = '\133\128\128\128\16' -- 2^32 + 5
     local n70000 = '\144\221\251\255\255\255\255\255\255\1'
@@ -77,7 +78,7 @@ T.test('decode runs: varints of every kind and width (same_tag_varints)', functi
     end
 end)
 
-T.test('decode runs: a bad varint in element k names it (same_tag_varints stops short)', function()
+T.test('decode runs: a bad varint in element k names it (varint_run stops short)', function()
     for k = 2, 5 do
         local good = {}
         for i = 1, k - 1 do good[i] = i % 2 == 0 and NEG1 or '\172\2' end

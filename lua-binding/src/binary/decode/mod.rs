@@ -42,14 +42,13 @@ use crate::slots::{HandleUp, Helper, KeySlot};
 use containers::take_slots;
 #[cfg(feature = "luajit")]
 use runs::store;
-pub(crate) use scan::slice_varint;
 use scan::*;
 
 /// Repeated-field element counts kept in a frame-local array; fields whose
 /// slot is beyond this ask Lua for the length instead.
 const TRACKED_SLOTS: usize = 32;
 /// Packed varint runs of at least this many values take the run loop
-/// (`DecodeCtx::packed_varints`); shorter ones stay on the element loop.
+/// (`DecodeCtx::varints_into`); shorter ones stay on the element loop.
 const PACKED_LOOP_MIN: usize = 4;
 /// Oneofs whose current member is tracked in a frame-local array.
 const TRACKED_ONEOFS: usize = 8;

@@ -211,28 +211,59 @@ fn short_tag(raw: u32) -> (usize, u16) {
 /// Whether the next bytes of `r` are the run's tag ([`run_tag`]).
 #[inline(always)]
 pub(in crate::binary::decode) fn run_continues(r: &Reader<'_>, next_len: usize, next: u16) -> bool {
-    let rest = r.rest();
+    let (rest, tag) = (r.rest(), next.to_le_bytes());
     match next_len {
-        1 => rest.first() == Some(&(next as u8)),
-        2 => rest.first_chunk::<2>().is_some_and(|b| u16::from_le_bytes(*b) == next),
+        1 => eat_tag::<1>(rest, tag).is_some(),
+        2 => eat_tag::<2>(rest, tag).is_some(),
         _ => false,
     }
 }
 
-/// `push` each varint of the packed run `run`: how many, or `None` when
-/// one is bad (at most as many as `run` has end bytes, its count by
-/// `count_packed_varints`).
-#[cfg(feature = "luajit")]
+/// The one loop that reads a run of varints, wherever the values go: each
+/// value is handed to `sink`, which returns whether to go on. `TAG` is the
+/// width of the tag before each value: 0 for a packed run (the values back
+/// to back, to the end of `b`), 1 or 2 for an unpacked run, which goes on
+/// while the next bytes are `tag` (as encoded, see [`eat_tag`]). Stops
+/// before a value whose tag differs, before a bad or cut varint (its tag
+/// not taken: the caller's element loop reports it), and after a value
+/// for which `sink` returns false. Returns the bytes not read.
+///
+/// Values are read by [`slice_varint`] (1- to 3-byte values inline), the
+/// position kept in a register; the callers' sinks push to the Lua stack
+/// and `rawseti` (`DecodeCtx::varints_into`), push only (the tree's packed
+/// runs) or fill a buffer (`DecodeCtx::fresh_varint_run`).
 #[inline(always)]
-pub(in crate::binary::decode) fn push_varints(run: &[u8], push: impl Fn(u64)) -> Option<usize> {
-    let (mut rest, mut n) = (run, 0);
-    while !rest.is_empty() {
-        let (v, tail) = slice_varint(rest)?;
-        push(v);
-        n += 1;
+pub(in crate::binary::decode) fn varint_run<const TAG: usize>(
+    b: &[u8],
+    tag: [u8; 2],
+    mut sink: impl FnMut(u64) -> bool,
+) -> &[u8] {
+    let mut rest = b;
+    loop {
+        if TAG == 0 && rest.is_empty() {
+            break;
+        }
+        let Some(body) = eat_tag::<TAG>(rest, tag) else { break };
+        let Some((v, tail)) = slice_varint(body) else { break };
         rest = tail;
+        if !sink(v) {
+            break;
+        }
     }
-    Some(n)
+    rest
+}
+
+/// `b` after its first `TAG` bytes if they are `tag`'s (a tag as encoded,
+/// little-endian: [`short_tag`]'s bytes), else `None`; `b` itself for
+/// `TAG` 0.
+#[inline(always)]
+pub(in crate::binary::decode) fn eat_tag<const TAG: usize>(b: &[u8], tag: [u8; 2]) -> Option<&[u8]> {
+    match (TAG, b) {
+        (0, _) => Some(b),
+        (1, [t0, tail @ ..]) if *t0 == tag[0] => Some(tail),
+        (2, [t0, t1, tail @ ..]) if [*t0, *t1] == tag => Some(tail),
+        _ => None,
+    }
 }
 
 /// Whether `r` continues with another element under the tag `raw` (its
@@ -267,9 +298,9 @@ pub(in crate::binary::decode) fn packed_count(f: &FieldPlan, run: &[u8]) -> usiz
 /// The varint at the start of `b` and the bytes after it, `None` when it
 /// is bad or cut: 1- to 3-byte values (below 2^21) inline, longer ones
 /// through `varint_general`. For the loops that keep their position in a
-/// slice ([`DecodeCtx::same_tag_varints`], `DecodeCtx::fresh_varint_run`).
+/// slice ([`varint_run`], the constructor program's steps).
 #[inline(always)]
-pub(crate) fn slice_varint(b: &[u8]) -> Option<(u64, &[u8])> {
+pub(in crate::binary::decode) fn slice_varint(b: &[u8]) -> Option<(u64, &[u8])> {
     Some(match *b {
         [b0, ref tail @ ..] if b0 < 0x80 => (u64::from(b0), tail),
         [b0, b1, ref tail @ ..] if b1 < 0x80 => (u64::from(b0 & 0x7f) | u64::from(b1) << 7, tail),

@@ -244,24 +244,25 @@ impl<'a> DecodeCtx<'a> {
         // Not zeroed (32 stores on aarch64): `buf[..k]` is written before read.
         let mut buf = [MaybeUninit::<u64>::uninit(); RUN_BUFFER];
         let mut k = 0;
-        let mut rest = r.rest();
+        let b = r.rest();
+        // The first value (its tag read), then the run's tagged ones by
+        // the scanning layer's `varint_run` until the buffer is full.
         // `more`: `rest` is at a value whose tag was read but which is not
         // in `buf` (a bad varint, or past the buffer).
-        let more = loop {
-            let Some((v, tail)) = slice_varint(rest) else { break true };
-            // SAFETY: `k < RUN_BUFFER` (checked below before the next).
-            unsafe { buf.get_unchecked_mut(k).write(v) };
-            k += 1;
-            match *tail {
-                [t, ref after @ ..] if t == next => {
-                    rest = after;
-                    if k == RUN_BUFFER {
-                        break true;
-                    }
-                }
-                _ => {
-                    rest = tail;
-                    break false;
+        let (rest, more) = match slice_varint(b) {
+            None => (b, true),
+            Some((v, tail)) => {
+                buf[0].write(v);
+                k = 1;
+                let rest = varint_run::<1>(tail, [next, 0], |v| {
+                    // SAFETY: `k < RUN_BUFFER`: the run stops when it is not.
+                    unsafe { buf.get_unchecked_mut(k).write(v) };
+                    k += 1;
+                    k < RUN_BUFFER
+                });
+                match eat_tag::<1>(rest, [next, 0]) {
+                    Some(after) => (after, true),
+                    None => (rest, false),
                 }
             }
         };
@@ -274,7 +275,7 @@ impl<'a> DecodeCtx<'a> {
             k + 1
         };
         // The kind's conversion chosen once, each arm its own loop (as
-        // `packed_varints`): matched per value, it cost ~6 a value. The
+        // `varints_into`): matched per value, it cost ~6 a value. The
         // rest of a run past the buffer (`more`) from `r`.
         let values = &buf[..k];
         let body = |c: &DecodeCtx<'a>, slot: c_int, r: &mut Reader<'_>|

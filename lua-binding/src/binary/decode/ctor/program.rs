@@ -16,7 +16,8 @@ use std::cell::{Cell, OnceCell};
 
 use pbwire::{utf8, zigzag};
 
-use crate::binary::decode::{DecodeCtx, slice_varint};
+use crate::binary::decode::DecodeCtx;
+use crate::binary::decode::scan::{eat_tag, slice_varint};
 use crate::lua;
 use crate::plan::{Card, Kind};
 
@@ -406,17 +407,6 @@ fn each_fixed<'b, const TAG: usize, const N: usize>(
         b = value(*v, tail)?;
     }
     Some(b)
-}
-
-/// `b` after its first `TAG` bytes if they are `tag`'s, else `None`.
-#[inline(always)]
-fn eat_tag<const TAG: usize>(b: &[u8], tag: [u8; 2]) -> Option<&[u8]> {
-    match (TAG, b) {
-        (0, _) => Some(b),
-        (1, [t0, tail @ ..]) if *t0 == tag[0] => Some(tail),
-        (2, [t0, t1, tail @ ..]) if [*t0, *t1] == tag => Some(tail),
-        _ => None,
-    }
 }
 
 /// `b` after `step`'s tag, or `None` when it does not start with it.

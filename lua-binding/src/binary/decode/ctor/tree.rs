@@ -30,7 +30,7 @@ use std::os::raw::c_int;
 use pbwire::{Reader, WireType};
 
 use crate::binary::decode::DecodeCtx;
-use crate::binary::decode::scan::{push_varints, same_tag_next};
+use crate::binary::decode::scan::{same_tag_next, varint_run};
 use crate::lua::{self, ffi};
 use crate::plan::{Card, FieldPlan, Kind, PLAIN_REQUIRED};
 
@@ -318,21 +318,37 @@ impl DecodeCtx<'_> {
             if f.kind.wire_type() == WireType::Varint {
                 // Counted first, so that the loop pushes
                 // within the reserve without a check a value;
-                // then read off the bytes (as `same_tag_varints`),
-                // the kind's conversion chosen once.
+                // then read off the bytes by the scanning layer's
+                // `varint_run`, the kind's conversion chosen once; all
+                // `n` read when it reads the whole run.
                 n = pbwire::packed::count_packed_varints(run);
                 if n > TREE_ARRAY || sig.leaves + n > TREE_LEAVES {
                     return None;
                 }
                 sig.leaves += n;
-                let pushed = match f.kind {
-                    Kind::Int32 => push_varints(run, |v| self.push_varint_as(Kind::Int32, f, v)),
-                    Kind::UInt32 => push_varints(run, |v| self.push_varint_as(Kind::UInt32, f, v)),
-                    Kind::SInt32 => push_varints(run, |v| self.push_varint_as(Kind::SInt32, f, v)),
-                    Kind::Bool => push_varints(run, |v| self.push_varint_as(Kind::Bool, f, v)),
-                    _ => push_varints(run, |v| self.push_varint(f, v)),
+                let rest = match f.kind {
+                    Kind::Int32 => varint_run::<0>(run, [0; 2], |v| {
+                        self.push_varint_as(Kind::Int32, f, v);
+                        true
+                    }),
+                    Kind::UInt32 => varint_run::<0>(run, [0; 2], |v| {
+                        self.push_varint_as(Kind::UInt32, f, v);
+                        true
+                    }),
+                    Kind::SInt32 => varint_run::<0>(run, [0; 2], |v| {
+                        self.push_varint_as(Kind::SInt32, f, v);
+                        true
+                    }),
+                    Kind::Bool => varint_run::<0>(run, [0; 2], |v| {
+                        self.push_varint_as(Kind::Bool, f, v);
+                        true
+                    }),
+                    _ => varint_run::<0>(run, [0; 2], |v| {
+                        self.push_varint(f, v);
+                        true
+                    }),
                 };
-                if pushed != Some(n) {
+                if !rest.is_empty() {
                     return None;
                 }
             } else {
