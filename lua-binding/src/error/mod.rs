@@ -305,7 +305,7 @@ impl CodecError {
     }
 
     /// Prepend a map-entry path step, naming the key given by
-    /// [`Self::with_entry_key`] (`<entry>` when none was), or the map
+    /// `with_entry_key` (`<entry>` when none was), or the map
     /// field alone after [`Self::not_in_entry`].
     #[cold]
     pub fn in_map(mut self, msg: u32, field: usize) -> Self {
@@ -680,7 +680,7 @@ impl ErrSlot {
     }
 
     /// Name the key of the map entry the recorded error is in, for its
-    /// next [`CodecError::in_map`] (a string's first [`KEY_CAP`] bytes are
+    /// next [`CodecError::in_map`] (a string's first `KEY_CAP` bytes are
     /// kept, as room allows).
     #[cold]
     #[inline(never)]

@@ -43,7 +43,7 @@ impl fmt::Display for ShortStr {
     }
 }
 
-/// A key of an array table that is no index ([`ErrorKind::ArrayKey`]).
+/// A key of an array table that is no index ([`super::ErrorKind::ArrayKey`]).
 #[derive(Clone, Copy)]
 pub enum ArrayKey {
     /// A string key (shown quoted).
