@@ -35,14 +35,8 @@ host_info() {
     esac
 }
 
-build_protolua() { # $1 flavor: prints the directory holding protolua.so
-    local out="$WORK/protolua-$1"
-    (cd "$ROOT" && CARGO_TARGET_DIR="$WORK/target-$1" cargo build -q --release --locked -p protolua \
-        --no-default-features --features "$1,module" >&2) || return 1
-    mkdir -p "$out"
-    cp "$WORK/target-$1/release/libprotolua.so" "$out/protolua.so" || return 1
-    echo "$out"
-}
+# shellcheck source=../build_module.sh
+. "$ROOT/bench-harness/build_module.sh"
 
 our_rev="$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
 echo "# protolua ($our_rev) JSON vs cjson / Tarantool json, $(date -u '+%Y-%m-%d %H:%M UTC')" | tee "$WORK/json.md"

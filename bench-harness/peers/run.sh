@@ -103,14 +103,8 @@ build_pb() { # $1 host $2 include dir $3 header package: prints the directory ho
     echo "$out"
 }
 
-build_protolua() { # $1 flavor: prints the directory holding protolua.so
-    local out="$WORK/protolua-$1"
-    (cd "$ROOT" && CARGO_TARGET_DIR="$WORK/target-$1" cargo build -q --release --locked -p protolua \
-        --no-default-features --features "$1,module" >&2) || return 1
-    mkdir -p "$out"
-    cp "$WORK/target-$1/release/libprotolua.so" "$out/protolua.so" || return 1
-    echo "$out"
-}
+# shellcheck source=../build_module.sh
+. "$ROOT/bench-harness/build_module.sh"
 
 pb_rev="$(git -C "$PB_SRC" describe --always --dirty 2>/dev/null || echo 'not a git checkout')"
 our_rev="$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)"
