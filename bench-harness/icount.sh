@@ -19,7 +19,8 @@
 # (Each build is run from the same directory, so the seed does not move with
 # the build's path either.)
 # ICOUNT_CELLS="person:10B bench:min" and ICOUNT_OPS=encode restrict the
-# cells (default: all 7 sizes, both ops).
+# cells (default: all 7 sizes, both ops); ICOUNT_OPS also takes the JSON
+# methods (encode_json, decode_json, binary_to_json, json_to_binary).
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 N="${ICOUNT_ITERS:-200}"

@@ -17,8 +17,15 @@ else
   s = protolua.load_file(FIX .. '/descriptors/proto2_basic.fds', opts); Msg = s:message('proto2_basic.BenchPayload'); t = M.bench(label)
 end
 local b = Msg:encode(t)
+-- The op's argument: the table, the bytes, or their JSON text.
+local input = ({ encode = t, encode_json = t, decode = b, binary_to_json = b,
+  decode_json = Msg:binary_to_json(b), json_to_binary = Msg:binary_to_json(b) })[op]
+local f = Msg[op]
+if input == nil or f == nil then error('icount.lua: unknown op ' .. tostring(op)) end
 -- One op before the loop, in the 0-op run too, so that one-time work (a
 -- decode's shape constructors are compiled on first use: ~39,000
 -- instructions each) cancels out and the count is the steady state's.
-if op == 'encode' then Msg:encode(t) else Msg:decode(b) end
-if op == 'encode' then for _ = 1, n do Msg:encode(t) end else for _ = 1, n do Msg:decode(b) end end
+f(Msg, input)
+if op == 'encode' then for _ = 1, n do Msg:encode(t) end
+elseif op == 'decode' then for _ = 1, n do Msg:decode(b) end
+else for _ = 1, n do f(Msg, input) end end

@@ -5,28 +5,33 @@
 //! handle, 3. the helper table) and on the schema (`schema:encode_json(name,
 //! t [, opts])` ...).
 //!
-//! `encode_json` runs the binary encoder on the table, then prints its
-//! bytes; `decode_json` parses into bytes, then runs the binary decoder:
-//! each one C call, with exactly the table forms (and options) of
+//! `encode_json` runs the binary encoder on the table into its buffers
+//! and prints from there; `decode_json` parses into the JSON buffers and
+//! runs the binary decoder from there: each one C call with no Lua string
+//! in between, with exactly the table forms (and options) of
 //! `encode`/`decode`.
 //!
 //! The codec is plain Rust that never calls Lua: each entry point reads
 //! its arguments (which may raise: nothing of ours is live yet), runs the
 //! codec into the schema's JSON buffers (reused across calls:
-//! `SchemaInner::json_bufs`), pushes the result in protected mode, and on
-//! failure formats the error into a stack buffer and drops every Rust
-//! value before raising.
+//! `SchemaInner::json_bufs`, guarded by `json_busy`), pushes the result,
+//! and on failure formats the error into a stack buffer and drops every
+//! Rust value before raising. A call nested in another's use of the
+//! buffers (from a finalizer) takes buffers of its own and pushes in
+//! protected mode, so that a raise cannot leak them.
 
 use std::fmt::Write as _;
 use std::os::raw::c_int;
 
-use crate::api::message::{MessageUd, bound_handle, decode_with, encode_with};
-use crate::api::options::{read_bool, read_options};
+use crate::api::message::{
+    MessageUd, bound_handle, call_options, decode_slice, decode_with, encode_ctx, push_temp_buffers,
+};
+use crate::api::options::read_bool;
 use crate::api::schema::{SchemaInner, check_schema, push_handle};
-use crate::error::{ErrBuf, raise, raise_fmt, type_name};
+use crate::error::{CodecFailure, ErrBuf, raise, raise_fmt, type_name};
 use crate::json::{self, JsonBuffers, JsonOptions};
 use crate::lua::{self, ffi, lua_State, upvalue};
-use crate::plan::options::JsonLoadOptions;
+use crate::plan::options::{JsonLoadOptions, LoadOptions};
 use crate::slots::SchemaSlot;
 
 /// Which conversion an entry point runs.
@@ -180,16 +185,14 @@ unsafe fn run(
     helpers: c_int,
     op: Op,
 ) -> c_int {
-    // SAFETY: each step leaves its result on top, which replaces `arg`
-    // (whose value is no longer needed) to keep the stack within bounds.
+    // SAFETY: forwarded contract. A nested call (from a finalizer) that
+    // finds the schema's buffers busy goes through a Lua string in
+    // between, on buffers of its own.
     unsafe {
         match op {
             Op::BinaryToJson | Op::JsonToBinary => convert(L, inner, msg, arg, opts, helpers, op, op),
-            Op::EncodeJson => {
-                encode_with(L, inner, msg, arg, opts, keys, helpers);
-                ffi::lua_replace(L, arg);
-                convert(L, inner, msg, arg, opts, helpers, Op::BinaryToJson, op)
-            }
+            Op::EncodeJson => encode_json(L, inner, msg, arg, opts, keys, helpers),
+            Op::DecodeJson if !inner.json_busy.get() => decode_json(L, inner, msg, arg, opts, keys, helpers),
             Op::DecodeJson => {
                 convert(L, inner, msg, arg, opts, helpers, Op::JsonToBinary, op);
                 ffi::lua_replace(L, arg);
@@ -197,6 +200,128 @@ unsafe fn run(
             }
         }
     }
+}
+
+/// Why a call failed, once its Rust values are dropped.
+enum Fail {
+    /// The JSON codec's error, formatted.
+    Json(ErrBuf),
+    /// The binary codec's error.
+    Codec(CodecFailure),
+    /// A protected push failed: its error object is on the stack.
+    OnStack,
+}
+
+impl Fail {
+    /// Raise it.
+    ///
+    /// # Safety
+    /// As [`raise`]: the caller's frames hold no Rust heap memory.
+    unsafe fn raise(self, L: *mut lua_State, inner: &SchemaInner, msg: u32, op: Op) -> ! {
+        // SAFETY: forwarded contract.
+        unsafe {
+            match self {
+                Fail::Json(buf) => raise(L, &buf),
+                Fail::Codec(e) => e.raise(L, op.name(), &inner.plans, msg),
+                Fail::OnStack => ffi::lua_error(L),
+            }
+        }
+    }
+}
+
+/// `Msg:encode_json(t)`: the binary encoder writes into its buffers, the
+/// printer reads them there, and only the JSON text becomes a Lua string.
+///
+/// # Safety
+/// As [`run`].
+unsafe fn encode_json(
+    L: *mut lua_State,
+    inner: &SchemaInner,
+    msg: u32,
+    t: c_int,
+    opts: c_int,
+    keys: c_int,
+    helpers: c_int,
+) -> c_int {
+    let op = Op::EncodeJson;
+    // SAFETY: option parsing may raise (nothing of ours is live yet). The
+    // encode walk raises nothing while the buffers are borrowed. An encode
+    // nested in one holding the schema's buffers (from a finalizer) takes
+    // buffers in a userdata (a raise cannot leak them); otherwise, if the
+    // JSON push fails for lack of memory, the busy flags stay set and later
+    // calls take that nested path, correct and only slower.
+    unsafe {
+        let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, op.name()) };
+        let jo = json_options_of(&o);
+        let (ctx, t) = encode_ctx(L, inner, &o, t, keys, helpers);
+        let nested = inner.busy.replace(true);
+        let bufs = if nested { push_temp_buffers(L) } else { &mut *inner.bufs.get() };
+        bufs.clear();
+        let fail = match ctx.encode_root(msg, t, bufs) {
+            Ok(()) => print_or_parse(L, inner, msg, bufs.w.as_slice(), &jo, helpers, Op::BinaryToJson, op).err(),
+            Err(e) => Some(Fail::Codec(e)),
+        };
+        if !nested {
+            inner.busy.set(false);
+            bufs.trim();
+        }
+        match fail {
+            None => 1,
+            Some(f) => f.raise(L, inner, msg, op),
+        }
+    }
+}
+
+/// `Msg:decode_json(s)` when the schema's JSON buffers are free: the
+/// parser writes protobuf bytes into them and the binary decoder builds
+/// the table from there, with no Lua string in between.
+///
+/// # Safety
+/// As [`run`]; `inner.json_busy` clear.
+unsafe fn decode_json(
+    L: *mut lua_State,
+    inner: &SchemaInner,
+    msg: u32,
+    s: c_int,
+    opts: c_int,
+    keys: c_int,
+    helpers: c_int,
+) -> c_int {
+    let op = Op::DecodeJson;
+    // SAFETY: the checks raise before anything of ours is live; the
+    // input stays anchored at `s`. While the decoder runs (and may run
+    // finalizers, or fail for lack of memory: it holds only borrows) the
+    // busy flag sends nested calls to buffers of their own; a failure that
+    // leaves the flag set only makes later calls take that slower path.
+    unsafe {
+        let full_name = &*inner.plans.messages[msg as usize].full_name;
+        if ffi::lua_type(L, s) != ffi::LUA_TSTRING {
+            let got = type_name(L, s);
+            raise_fmt(L, format_args!("{} {full_name}: expected string, got {got}", op.name()))
+        }
+        let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, op.name()) };
+        let jo = json_options_of(&o);
+        let input = lua::string_bytes(L, s);
+        inner.json_busy.set(true);
+        let bufs = &mut *inner.json_bufs.get();
+        let fail = match json::json_to_binary_into(&inner.plans, msg, input, &jo, bufs) {
+            Ok(()) => decode_slice(L, inner, msg, bufs.bytes.as_slice(), o, keys, helpers, None).err().map(Fail::Codec),
+            Err(e) => Some(Fail::Json(json_error(full_name, op, &e))),
+        };
+        bufs.trim();
+        inner.json_busy.set(false);
+        match fail {
+            None => 1,
+            Some(f) => f.raise(L, inner, msg, op),
+        }
+    }
+}
+
+/// `protolua: <op> <full name>: <error>`, in a stack buffer.
+fn json_error(full_name: &str, op: Op, e: &json::JsonError) -> ErrBuf {
+    let mut buf = ErrBuf::new();
+    let _ = write!(buf, "protolua: {} {full_name}: {e}", op.name());
+    buf
 }
 
 /// Read the JSON options of the options table at `idx` over `base`
@@ -229,24 +354,17 @@ pub unsafe fn read_json_options(L: *mut lua_State, idx: c_int, base: JsonLoadOpt
     o
 }
 
-/// The JSON options of a call: the schema's, overridden by the options
-/// table at `idx` if any.
-///
-/// # Safety
-/// `L` valid with 2 free slots; raises on a bad option (the caller holds
-/// no Rust heap memory yet).
-unsafe fn json_options(L: *mut lua_State, inner: &SchemaInner, idx: c_int, what: &str) -> JsonOptions {
-    // SAFETY: option parsing with raw reads.
-    let base = unsafe { read_options(L, idx, inner.opts, what) };
-    let j = base.json;
+/// The JSON codec's options out of a call's options.
+fn json_options_of(o: &LoadOptions) -> JsonOptions {
+    let j = o.json;
     JsonOptions {
         json_names: j.json_names,
         emit_defaults: j.emit_defaults,
-        enums_as_number: base.enums_as_number,
+        enums_as_number: o.enums_as_number,
         ignore_unknown: j.ignore_unknown,
         indent: j.indent,
-        max_depth: base.max_depth,
-        check_required: base.check_required,
+        max_depth: o.max_depth,
+        check_required: o.check_required,
     }
 }
 
@@ -268,60 +386,86 @@ unsafe fn convert(
     shown: Op,
 ) -> c_int {
     // SAFETY: argument checks raise before any Rust memory is held; the
-    // input bytes stay anchored at `s`; the schema's JSON buffers are
-    // borrowed only by the call that set `json_busy` (a nested call sees
-    // it set and takes buffers of its own).
+    // input bytes stay anchored at `s`; `print_or_parse` returns with
+    // every Rust value of its own dropped.
     unsafe {
-        let full_name = &*inner.plans.messages[msg as usize].full_name;
         if ffi::lua_type(L, s) != ffi::LUA_TSTRING {
+            let full_name = &*inner.plans.messages[msg as usize].full_name;
             let got = type_name(L, s);
             raise_fmt(L, format_args!("{} {full_name}: expected string, got {got}", shown.name()))
         }
-        let o = json_options(L, inner, opts, shown.name());
+        let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, shown.name()) };
+        let jo = json_options_of(&o);
         let input = lua::string_bytes(L, s);
-        // Every Rust value of the call lives in this block, which raises
-        // nothing (the push is protected): it ends before any raise.
-        // False: the push failed, its error object is on the stack.
-        let mut pushed = true;
-        let failed: Option<ErrBuf> = {
-            // The schema's buffers, unless a call nested in this one's push
-            // (a finalizer run by the GC step of the copy) holds them:
-            // then buffers of its own.
-            let nested = inner.json_busy.replace(true);
-            let mut own = nested.then(JsonBuffers::default);
-            let bufs = match own.as_mut() {
-                Some(b) => b,
-                None => &mut *inner.json_bufs.get(),
-            };
-            let result = match op {
-                Op::BinaryToJson | Op::EncodeJson => {
-                    json::binary_to_json_into(&inner.plans, msg, input, &o, bufs).map(|()| &bufs.text[..])
-                }
-                Op::JsonToBinary | Op::DecodeJson => {
-                    json::json_to_binary_into(&inner.plans, msg, input, &o, bufs).map(|()| bufs.bytes.as_slice())
-                }
-            };
-            let failed = match result {
-                Ok(out) => {
-                    pushed = lua::push_bytes_protected(L, helpers, out);
-                    None
-                }
-                Err(e) => {
-                    let mut buf = ErrBuf::new();
-                    let _ = write!(buf, "protolua: {} {full_name}: {e}", shown.name());
-                    Some(buf)
-                }
-            };
-            if !nested {
-                bufs.trim();
-                inner.json_busy.set(false);
-            }
-            failed
-        };
-        match failed {
-            Some(buf) => raise(L, &buf),
-            None if pushed => 1,
-            None => ffi::lua_error(L),
+        match print_or_parse(L, inner, msg, input, &jo, helpers, op, shown) {
+            Ok(()) => 1,
+            Err(f) => f.raise(L, inner, msg, shown),
         }
+    }
+}
+
+/// Run `op` (`BinaryToJson` or `JsonToBinary`) on `input` and push the
+/// result string; errors are named after `shown`. Returns with every Rust
+/// value it made dropped, so the caller can raise.
+///
+/// # Safety
+/// `inner` kept alive by a value on the stack; `input` valid for the
+/// call; `helpers` indexes the helper table; 3 free slots.
+#[allow(clippy::too_many_arguments)] // the entry points' stack layout, spelled out
+unsafe fn print_or_parse(
+    L: *mut lua_State,
+    inner: &SchemaInner,
+    msg: u32,
+    input: &[u8],
+    o: &JsonOptions,
+    helpers: c_int,
+    op: Op,
+    shown: Op,
+) -> Result<(), Fail> {
+    fn run<'b>(
+        inner: &SchemaInner,
+        msg: u32,
+        input: &[u8],
+        o: &JsonOptions,
+        op: Op,
+        bufs: &'b mut JsonBuffers,
+    ) -> Result<&'b [u8], json::JsonError> {
+        match op {
+            Op::BinaryToJson | Op::EncodeJson => {
+                json::binary_to_json_into(&inner.plans, msg, input, o, bufs).map(|()| &bufs.text[..])
+            }
+            Op::JsonToBinary | Op::DecodeJson => {
+                json::json_to_binary_into(&inner.plans, msg, input, o, bufs).map(|()| bufs.bytes.as_slice())
+            }
+        }
+    }
+    let full_name = &*inner.plans.messages[msg as usize].full_name;
+    // SAFETY: the schema's buffers are borrowed only by the call that set
+    // `json_busy` (a nested call sees it set and takes buffers of its
+    // own). With the schema's buffers the frame owns no heap memory, so
+    // the push may raise (out of memory: the flag then stays set, and
+    // later calls take buffers of their own, correct and only slower);
+    // with buffers of its own the push is protected and they are dropped
+    // before the caller raises.
+    unsafe {
+        if inner.json_busy.replace(true) {
+            let mut own = JsonBuffers::default();
+            return match run(inner, msg, input, o, op, &mut own) {
+                Ok(out) if lua::push_bytes_protected(L, helpers, out) => Ok(()),
+                Ok(_) => Err(Fail::OnStack),
+                Err(e) => Err(Fail::Json(json_error(full_name, shown, &e))),
+            };
+        }
+        let bufs = &mut *inner.json_bufs.get();
+        let r = match run(inner, msg, input, o, op, bufs) {
+            Ok(out) => {
+                lua::push_bytes(L, out);
+                Ok(())
+            }
+            Err(e) => Err(Fail::Json(json_error(full_name, shown, &e))),
+        };
+        bufs.trim();
+        inner.json_busy.set(false);
+        r
     }
 }

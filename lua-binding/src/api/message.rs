@@ -142,35 +142,28 @@ pub unsafe extern "C-unwind" fn message_decode(L: *mut lua_State) -> c_int {
 /// # Safety
 /// `L` valid; `opts` an acceptable index. Raises on a bad option.
 #[inline]
-unsafe fn call_options(L: *mut lua_State, inner: &SchemaInner, opts: c_int, what: &str) -> LoadOptions {
+pub unsafe fn call_options(L: *mut lua_State, inner: &SchemaInner, opts: c_int, what: &str) -> LoadOptions {
     // SAFETY: caller's contract.
     unsafe {
         if ffi::lua_type(L, opts) <= ffi::LUA_TNIL { inner.opts } else { read_options(L, opts, inner.opts, what) }
     }
 }
 
-/// Encode the table at `t` as message `msg`, push the bytes; raise on error.
+/// The encoder's context for the table at `t` with options `o`, and `t`
+/// made absolute. Pushes the unknown-field store (one slot) when the
+/// module keeps unknown fields and `t` is a table.
 ///
 /// # Safety
-/// `keys`/`helpers` index the schema's tables; `inner` is kept alive by a
-/// value on the stack. Called from a C function called by Lua that has
-/// pushed at most 8 values above its base (`schema:encode` pushes 8): of
-/// the `LUA_MINSTACK` (20) slots, this function takes up to 2 and the root
-/// message [`crate::binary::encode::ROOT_STACK_FREE`] without `lua_checkstack`.
+/// As [`encode_with`]; `t` a valid index.
 #[inline(always)]
-pub unsafe fn encode_with(
+pub unsafe fn encode_ctx<'a>(
     L: *mut lua_State,
-    inner: &SchemaInner,
-    msg: u32,
+    inner: &'a SchemaInner,
+    o: &LoadOptions,
     t: c_int,
-    opts: c_int,
     keys: c_int,
     helpers: c_int,
-) -> c_int {
-    // SAFETY: option parsing may raise; nothing of ours is live yet. No
-    // argument at `opts` (the common `Msg:encode(t)`): the schema's
-    // options, known from the stack height without asking its type.
-    let o = unsafe { if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "encode") } };
+) -> (EncodeCtx<'a>, c_int) {
     // SAFETY: `t` is a valid index; the store (if pushed) stays on the
     // stack above every index the walk uses.
     let (t, store) = unsafe {
@@ -198,6 +191,33 @@ pub unsafe fn encode_with(
         fetch: o.strategies.fetch,
         walk: o.strategies.walk,
     };
+    (ctx, t)
+}
+
+/// Encode the table at `t` as message `msg`, push the bytes; raise on error.
+///
+/// # Safety
+/// `keys`/`helpers` index the schema's tables; `inner` is kept alive by a
+/// value on the stack. Called from a C function called by Lua that has
+/// pushed at most 8 values above its base (`schema:encode` pushes 8): of
+/// the `LUA_MINSTACK` (20) slots, this function takes up to 2 and the root
+/// message [`crate::binary::encode::ROOT_STACK_FREE`] without `lua_checkstack`.
+#[inline(always)]
+pub unsafe fn encode_with(
+    L: *mut lua_State,
+    inner: &SchemaInner,
+    msg: u32,
+    t: c_int,
+    opts: c_int,
+    keys: c_int,
+    helpers: c_int,
+) -> c_int {
+    // SAFETY: option parsing may raise; nothing of ours is live yet. No
+    // argument at `opts` (the common `Msg:encode(t)`): the schema's
+    // options, known from the stack height without asking its type.
+    let o = unsafe { if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "encode") } };
+    // SAFETY: forwarded contract.
+    let (ctx, t) = unsafe { encode_ctx(L, inner, &o, t, keys, helpers) };
     // SAFETY: no Lua error can be raised while `bufs` is borrowed (see the
     // encode module); the stack has `ROOT_STACK_FREE` slots for the root
     // (this function's contract); the busy flag routes a re-entrant encode (from a
@@ -221,10 +241,7 @@ pub unsafe fn encode_with(
                 // only slower.)
                 lua::push_bytes(L, bufs.w.as_slice());
                 inner.busy.set(false);
-                let (len, cap) = (bufs.w.len(), bufs.w.capacity());
-                if cap > (4 << 20) && len < cap / 4 {
-                    bufs.w = pbwire::Writer::new();
-                }
+                bufs.trim();
                 1
             }
             Err(e) => {
@@ -247,12 +264,7 @@ unsafe fn encode_reentrant(L: *mut lua_State, ctx: &EncodeCtx<'_>, msg: u32, t: 
     // SAFETY: the buffers live in a userdata with a __gc, so a Lua error
     // after this point cannot leak them.
     unsafe {
-        let p = ffi::lua_newuserdata(L, size_of::<TempBuffers>()) as *mut TempBuffers;
-        p.write(TempBuffers(Some(EncodeBuffers::default())));
-        ffi::lua_pushlightuserdata(L, lua::static_key(&TEMP_BUF_MT));
-        ffi::lua_rawget(L, ffi::LUA_REGISTRYINDEX);
-        ffi::lua_setmetatable(L, -2);
-        let bufs = (*p).0.as_mut().expect("fresh buffers");
+        let bufs = push_temp_buffers(L);
         match ctx.encode_root(msg, t, bufs) {
             Ok(()) => {
                 lua::push_bytes(L, bufs.w.as_slice());
@@ -260,6 +272,27 @@ unsafe fn encode_reentrant(L: *mut lua_State, ctx: &EncodeCtx<'_>, msg: u32, t: 
             }
             Err(e) => e.raise(L, "encode", ctx.plans, msg),
         }
+    }
+}
+
+/// Push a userdata holding fresh encode buffers (one slot) and return
+/// them: they live until the userdata is collected, so a Lua error raised
+/// while they are in use cannot leak them.
+///
+/// # Safety
+/// `L` valid with 2 free slots; raises only for lack of memory (before the
+/// buffers exist). The reference must not outlive the userdata's stack slot.
+#[cold]
+pub unsafe fn push_temp_buffers<'a>(L: *mut lua_State) -> &'a mut EncodeBuffers {
+    // SAFETY: the userdata is sized for TempBuffers and written before
+    // its metatable (with the __gc) is set.
+    unsafe {
+        let p = ffi::lua_newuserdata(L, size_of::<TempBuffers>()) as *mut TempBuffers;
+        p.write(TempBuffers(Some(EncodeBuffers::default())));
+        ffi::lua_pushlightuserdata(L, lua::static_key(&TEMP_BUF_MT));
+        ffi::lua_rawget(L, ffi::LUA_REGISTRYINDEX);
+        ffi::lua_setmetatable(L, -2);
+        (*p).0.as_mut().expect("fresh buffers")
     }
 }
 
@@ -311,35 +344,57 @@ pub unsafe fn decode_with(
         // options, known from the stack height without asking its type.
         let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "decode") };
         let bytes = lua::string_bytes(L, s);
-        // With option `serialize`, `DecodeCtx::decode_root` fetches the
-        // metatables: the root fast path sets the map metatable straight
-        // from the helper table, the general walk gets both in slots.
-        let mut ctx = DecodeCtx {
-            L,
-            plans: &inner.plans,
-            keys,
-            helpers,
-            err: crate::error::ErrSlot::new(),
-            input: bytes,
-            opts: o,
-            seq_mt: 0,
-            map_mt: 0,
-            root_up: keys < 0,
-            #[cfg(feature = "luajit")]
-            last_shape,
-            #[cfg(feature = "luajit")]
-            ctor_memo: &inner.ctor_memo,
-            #[cfg(feature = "luajit")]
-            tree: &inner.tree_memo,
-            #[cfg(feature = "luajit")]
-            ctors: 0,
-            module: &inner.module,
-        };
-        match ctx.decode_root(msg) {
+        match decode_slice(L, inner, msg, bytes, o, keys, helpers, last_shape) {
             Ok(()) => 1,
             Err(e) => e.raise(L, "decode", &inner.plans, msg),
         }
     }
+}
+
+/// Decode `bytes` as message `msg` with options `o` and push the table;
+/// on failure push nothing and return the error, unraised.
+///
+/// # Safety
+/// As [`decode_with`]; `bytes` stay valid for the call. The walk holds
+/// only borrows, so a Lua error (out of memory) may cross it.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the entry points' stack layout, spelled out
+pub unsafe fn decode_slice(
+    L: *mut lua_State,
+    inner: &SchemaInner,
+    msg: u32,
+    bytes: &[u8],
+    o: LoadOptions,
+    keys: c_int,
+    helpers: c_int,
+    #[cfg_attr(not(feature = "luajit"), allow(unused_variables))] last_shape: Option<&Cell<c_int>>,
+) -> Result<(), crate::error::CodecFailure> {
+    // With option `serialize`, `DecodeCtx::decode_root` fetches the
+    // metatables: the root fast path sets the map metatable straight
+    // from the helper table, the general walk gets both in slots.
+    let mut ctx = DecodeCtx {
+        L,
+        plans: &inner.plans,
+        keys,
+        helpers,
+        err: crate::error::ErrSlot::new(),
+        input: bytes,
+        opts: o,
+        seq_mt: 0,
+        map_mt: 0,
+        root_up: keys < 0,
+        #[cfg(feature = "luajit")]
+        last_shape,
+        #[cfg(feature = "luajit")]
+        ctor_memo: &inner.ctor_memo,
+        #[cfg(feature = "luajit")]
+        tree: &inner.tree_memo,
+        #[cfg(feature = "luajit")]
+        ctors: 0,
+        module: &inner.module,
+    };
+    // SAFETY: forwarded contract.
+    unsafe { ctx.decode_root(msg) }
 }
 
 /// `Msg:fields()`: an array of field descriptions.

@@ -161,7 +161,7 @@ T.test('json: encode_json / decode_json on tables', function()
     T.eq(T3:decode_json('{"optionalNestedEnum":"BAR"}', { enums = 'number' }).optional_nested_enum, 1)
     T.eq(T3:encode_json(v), '{"optionalInt64":"-5","optionalNestedEnum":"BAR","optionalTimestamp":"1970-01-01T00:00:01Z"}')
     -- errors name the operation
-    T.raises('protolua: encode hello.Person: field age', Person.encode_json, Person, { age = 'x' })
+    T.raises('protolua: encode_json hello.Person: field age: expected integer', Person.encode_json, Person, { age = 'x' })
     T.raises('protolua: decode_json hello.Person: field age: ', Person.decode_json, Person, '{"age":"x"}')
     T.raises('protolua: encode_json protobuf_test_messages.proto3.TestAllTypesProto3: field optionalDuration:',
         T3.encode_json, T3, { optional_duration = { seconds = 1, nanos = -1 } })

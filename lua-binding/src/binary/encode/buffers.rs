@@ -62,6 +62,16 @@ impl EncodeBuffers {
         self.entries.clear();
         self.fields.clear();
     }
+
+    /// After a call: let go of an output buffer over 4 MiB of which the
+    /// call used less than a quarter (one huge message does not pin its
+    /// memory).
+    pub fn trim(&mut self) {
+        let (len, cap) = (self.w.len(), self.w.capacity());
+        if cap > (4 << 20) && len < cap / 4 {
+            self.w = Writer::new();
+        }
+    }
 }
 
 /// Rewrite `buf[region..]`, made of the byte ranges `parts` (in write
