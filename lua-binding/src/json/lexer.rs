@@ -197,21 +197,20 @@ impl<'a> Lexer<'a> {
         let open = self.pos;
         self.pos += 1;
         let start = self.pos;
-        // Fast path: no escapes.
-        let mut i = start;
-        while let Some(&b) = self.src.get(i) {
-            match b {
-                b'"' => {
-                    self.check_utf8(start, i)?;
-                    self.pos = i + 1;
-                    return Ok(Str { start, end: i, escaped: false, pos: open });
-                }
-                b'\\' => break,
-                0..=0x1f => return Err(self.err_at(i, "control character in string")),
-                _ => i += 1,
-            }
+        // Fast path: no escapes. UTF-8 is checked only if a byte is not ASCII.
+        let (i, high) = plain_run(self.src, start);
+        if high {
+            self.check_utf8(start, i)?;
         }
-        self.check_utf8(start, i)?;
+        match self.src.get(i) {
+            Some(b'"') => {
+                self.pos = i + 1;
+                return Ok(Str { start, end: i, escaped: false, pos: open });
+            }
+            Some(b'\\') => {}
+            Some(_) => return Err(self.err_at(i, "control character in string")),
+            None => return Err(self.err_at(open, "unterminated string")),
+        }
         self.scratch.clear();
         self.scratch.extend_from_slice(&self.src[start..i]);
         self.pos = i;
@@ -229,13 +228,11 @@ impl<'a> Lexer<'a> {
     fn escaped_rest(&mut self, open: usize) -> Result<Str, JsonError> {
         loop {
             let seg = self.pos;
-            while let Some(&b) = self.src.get(self.pos) {
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.pos += 1;
+            let (end, high) = plain_run(self.src, seg);
+            self.pos = end;
+            if high {
+                self.check_utf8(seg, end)?;
             }
-            self.check_utf8(seg, self.pos)?;
             self.scratch.extend_from_slice(&self.src[seg..self.pos]);
             match self.src.get(self.pos) {
                 None => return Err(self.err_at(open, "unterminated string")),
@@ -348,6 +345,49 @@ impl<'a> Lexer<'a> {
             Some(_) => Err(self.err("unexpected text after the JSON value")),
         }
     }
+}
+
+/// Bytes with every byte of the word `b` (`0x0101… * b`).
+const fn splat(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+/// Whether some byte of `w` is `"`, `\\` or a control character
+/// (below 0x20): the classic "has a zero byte" and "has a byte less than
+/// n" word tests, exact as yes/no answers.
+#[inline(always)]
+fn has_special(w: u64) -> bool {
+    let zero = |v: u64| v.wrapping_sub(splat(1)) & !v & splat(0x80);
+    let quote = zero(w ^ splat(b'"'));
+    let backslash = zero(w ^ splat(b'\\'));
+    let control = w.wrapping_sub(splat(0x20)) & !w & splat(0x80);
+    quote | backslash | control != 0
+}
+
+/// From `start`, the index of the first `"`, `\\` or control byte of
+/// `src` (or its end), and whether a byte before it is not ASCII. Eight
+/// bytes a step while none of them is special.
+#[inline]
+fn plain_run(src: &[u8], start: usize) -> (usize, bool) {
+    let mut i = start;
+    let mut high = 0u64;
+    while let Some(word) = src.get(i..i + 8) {
+        let w = u64::from_ne_bytes(word.try_into().expect("eight bytes"));
+        if has_special(w) {
+            break;
+        }
+        high |= w;
+        i += 8;
+    }
+    let mut high = high & splat(0x80) != 0;
+    while let Some(&b) = src.get(i) {
+        if b == b'"' || b == b'\\' || b < 0x20 {
+            break;
+        }
+        high |= b >= 0x80;
+        i += 1;
+    }
+    (i, high)
 }
 
 /// The length of the JSON number at the start of `s`, if one is there:

@@ -342,7 +342,15 @@ impl<'a, 'w> Parser<'a, 'w> {
 
     /// An integer, as a JSON number or a string holding one, in `lo..=hi`.
     fn int(&mut self, lo: i128, hi: i128) -> R<i128> {
-        let at = self.lx.ws().map_or(self.lx.pos, |_| self.lx.pos);
+        // The common case first: a plain in-range literal, read in one pass.
+        if let Some((v, n)) = self.lx.ws().and_then(|_| plain_int(&self.lx.src[self.lx.pos..])) {
+            let v = i128::from(v);
+            if v >= lo && v <= hi {
+                self.lx.pos += n;
+                return Ok(v);
+            }
+        }
+        let at = self.lx.pos;
         let v = match self.lx.peek()? {
             Peek::Number => int_literal(self.lx.number()?),
             Peek::String => {
@@ -586,6 +594,35 @@ fn map_key(w: &mut Writer, kf: &FieldPlan, key: &[u8]) -> R {
 }
 
 /// An integer of `kind`, in range, as its wire form.
+/// A plain integer literal at the start of `s` (`-?(0|[1-9][0-9]*)` with
+/// at most 18 digits, not followed by a fraction, an exponent or a
+/// letter): its value and length. `None` for anything else, which the
+/// general path ([`int_literal`]) reads or refuses.
+#[inline]
+fn plain_int(s: &[u8]) -> Option<(i64, usize)> {
+    let neg = s.first() == Some(&b'-');
+    let start = usize::from(neg);
+    let mut i = start;
+    let mut v = 0u64;
+    while let Some(&b) = s.get(i) {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
+    let n = i - start;
+    if n == 0 || n > 18 || (n > 1 && s[start] == b'0') {
+        return None;
+    }
+    if s.get(i).is_some_and(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-')) {
+        return None;
+    }
+    let v = v as i64;
+    Some((if neg { -v } else { v }, i))
+}
+
 fn put_int(w: &mut Writer, kind: Kind, v: i128) {
     match kind {
         Kind::Int32 => w.put_varint(int32_to_varint(v as i32)),
