@@ -27,9 +27,14 @@ pub enum At {
     Wire(usize),
 }
 
-/// A JSON encode/decode failure.
+/// A JSON encode/decode failure: boxed, so that the codec's results are
+/// a word or two wide and cost nothing to pass up on success.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JsonError {
+pub struct JsonError(Box<ErrorInfo>);
+
+/// What a [`JsonError`] says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ErrorInfo {
     /// What went wrong.
     pub what: String,
     /// The field path (`items[3].when`, `labels["k"]`), empty at the root.
@@ -41,15 +46,32 @@ pub struct JsonError {
     pub input: bool,
 }
 
+impl std::ops::Deref for JsonError {
+    type Target = ErrorInfo;
+    fn deref(&self) -> &ErrorInfo {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for JsonError {
+    fn deref_mut(&mut self) -> &mut ErrorInfo {
+        &mut self.0
+    }
+}
+
 impl JsonError {
     /// An error about malformed input.
+    #[cold]
     pub fn new(what: impl Into<String>) -> Self {
-        JsonError { what: what.into(), path: String::new(), at: At::Nowhere, input: true }
+        JsonError(Box::new(ErrorInfo { what: what.into(), path: String::new(), at: At::Nowhere, input: true }))
     }
 
     /// An error about a value that has no JSON form.
+    #[cold]
     pub fn unprintable(what: impl Into<String>) -> Self {
-        JsonError { input: false, ..Self::new(what) }
+        let mut e = Self::new(what);
+        e.input = false;
+        e
     }
 
     /// The same error at byte `byte` of the JSON text `src`.
