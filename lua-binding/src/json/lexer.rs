@@ -368,7 +368,7 @@ fn has_special(w: u64) -> bool {
 /// `src` (or its end), and whether a byte before it is not ASCII. Eight
 /// bytes a step while none of them is special.
 #[inline]
-fn plain_run(src: &[u8], start: usize) -> (usize, bool) {
+pub fn plain_run(src: &[u8], start: usize) -> (usize, bool) {
     let mut i = start;
     let mut high = 0u64;
     while let Some(word) = src.get(i..i + 8) {

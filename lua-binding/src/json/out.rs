@@ -1,5 +1,7 @@
 //! JSON text out: string escaping and the compact or indented layout.
 
+use super::lexer::plain_run;
+
 /// The output buffer and its layout state.
 pub struct Out<'a> {
     /// The text so far.
@@ -72,8 +74,16 @@ impl<'a> Out<'a> {
     pub fn string(&mut self, s: &[u8]) {
         self.buf.reserve(s.len() + 2);
         self.buf.push(b'"');
-        let mut from = 0;
-        for (i, &b) in s.iter().enumerate() {
+        // Most strings need no escape: one copy.
+        let (plain, _) = plain_run(s, 0);
+        if plain == s.len() {
+            self.buf.extend_from_slice(s);
+            self.buf.push(b'"');
+            return;
+        }
+        self.buf.extend_from_slice(&s[..plain]);
+        let mut from = plain;
+        for (i, &b) in s.iter().enumerate().skip(plain) {
             let esc: &[u8] = match b {
                 b'"' => b"\\\"",
                 b'\\' => b"\\\\",
