@@ -57,8 +57,50 @@ impl<'a> Out<'a> {
     /// An object key and its colon.
     #[inline]
     pub fn key(&mut self, k: &[u8]) {
-        self.string(k);
-        self.colon();
+        if self.indent.is_none() && plain_run(k, 0).0 == k.len() {
+            self.quoted(k, b":");
+        } else {
+            self.string(k);
+            self.colon();
+        }
+    }
+
+    /// `"s"` then `tail`, for an `s` with nothing to escape: one reserve,
+    /// no per-byte capacity checks.
+    #[inline]
+    fn quoted(&mut self, s: &[u8], tail: &[u8]) {
+        let n = s.len() + 2 + tail.len();
+        self.buf.reserve(n);
+        let len = self.buf.len();
+        // SAFETY: `n` bytes are reserved past `len`, and all of them are
+        // written before the length moves over them.
+        unsafe {
+            let p = self.buf.as_mut_ptr().add(len);
+            p.write(b'"');
+            std::ptr::copy_nonoverlapping(s.as_ptr(), p.add(1), s.len());
+            p.add(1 + s.len()).write(b'"');
+            std::ptr::copy_nonoverlapping(tail.as_ptr(), p.add(2 + s.len()), tail.len());
+            self.buf.set_len(len + n);
+        }
+    }
+
+    /// A JSON string of the bytes `s`, which must be UTF-8: the error
+    /// when they are not. ASCII text with nothing to escape (the common
+    /// case) is copied without a separate UTF-8 pass.
+    #[inline]
+    pub fn checked_string(&mut self, s: &[u8]) -> Result<(), usize> {
+        let (plain, high) = plain_run(s, 0);
+        if plain == s.len() && !high {
+            self.quoted(s, b"");
+            return Ok(());
+        }
+        match simdutf8::compat::from_utf8(s) {
+            Ok(_) => {
+                self.string(s);
+                Ok(())
+            }
+            Err(e) => Err(e.valid_up_to()),
+        }
     }
 
     /// The colon after a key.
@@ -72,15 +114,14 @@ impl<'a> Out<'a> {
 
     /// A JSON string of the UTF-8 text `s` (checked by the caller).
     pub fn string(&mut self, s: &[u8]) {
-        self.buf.reserve(s.len() + 2);
-        self.buf.push(b'"');
         // Most strings need no escape: one copy.
         let (plain, _) = plain_run(s, 0);
         if plain == s.len() {
-            self.buf.extend_from_slice(s);
-            self.buf.push(b'"');
+            self.quoted(s, b"");
             return;
         }
+        self.buf.reserve(s.len() + 2);
+        self.buf.push(b'"');
         self.buf.extend_from_slice(&s[..plain]);
         let mut from = plain;
         for (i, &b) in s.iter().enumerate().skip(plain) {

@@ -416,8 +416,7 @@ impl<'a> Printer<'a> {
             Kind::SInt64 => put_quoted_int(b, decode_zigzag64(x)),
             Kind::Bool => b.extend_from_slice(if x != 0 { b"true" } else { b"false" }),
             Kind::String => {
-                let s = utf8(v.data)?;
-                self.o.string(s);
+                self.o.checked_string(v.data).map_err(|_| JsonError::new("string field holds invalid UTF-8"))?;
             }
             Kind::Bytes => {
                 use base64::Engine as _;
