@@ -114,7 +114,21 @@ impl<'a> Lexer<'a> {
     /// After the opening `{`/`[` or a member: `true` if another member
     /// follows (its comma consumed), `false` at `close` (consumed).
     /// `first` is true right after the opening bracket.
+    #[inline]
     pub fn more(&mut self, close: u8, first: bool) -> Result<bool, JsonError> {
+        // Compact text: a comma right before the next value.
+        if !first
+            && self.src.get(self.pos) == Some(&b',')
+            && self.src.get(self.pos + 1).is_some_and(|&b| !is_ws(b) && b != close)
+        {
+            self.pos += 1;
+            return Ok(true);
+        }
+        self.more_spaced(close, first)
+    }
+
+    /// [`Lexer::more`] in general: whitespace, trailing commas, errors.
+    fn more_spaced(&mut self, close: u8, first: bool) -> Result<bool, JsonError> {
         match self.ws() {
             Some(b) if b == close => {
                 self.pos += 1;

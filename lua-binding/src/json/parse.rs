@@ -229,8 +229,20 @@ impl<'a, 'w> Parser<'a, 'w> {
         });
         let mut first = true;
         let mut i = 0usize;
+        // Packed integers: plain in-range literals written straight.
+        let ints = packed && !matches!(f.kind, Kind::Enum | Kind::Bool | Kind::Float | Kind::Double);
+        let (lo, hi) = int_range(f.kind);
         while self.lx.more(b']', first)? {
             first = false;
+            if ints && let Some((v, n)) = self.lx.ws().and_then(|_| plain_int(&self.lx.src[self.lx.pos..])) {
+                let v = i128::from(v);
+                if v >= lo && v <= hi {
+                    self.lx.pos += n;
+                    put_int(self.w, f.kind, v);
+                    i += 1;
+                    continue;
+                }
+            }
             if self.lx.ws() == Some(b'n') && !self.null_is_element(f) {
                 return Err(self.lx.err("null in a repeated field").in_index(i));
             }

@@ -167,3 +167,39 @@ T.test('json: encode_json / decode_json on tables', function()
         T3.encode_json, T3, { optional_duration = { seconds = 1, nanos = -1 } })
     T.raises('unknown message type', hello.encode_json, hello, 'no.Such', {})
 end)
+
+-- Integer arrays (packed fields take a fast path for plain literals):
+-- each spelling accepted or refused as Python's json_format (upb) does.
+T.test('json: integer arrays, every spelling', function()
+    local ok = {
+        { '{"repeatedInt32":[1,-2,0,1.0,1e2,"3",2147483647,-2147483648,-0]}',
+          '{"repeatedInt32":[1,-2,0,1,100,3,2147483647,-2147483648,0]}' },
+        { '{"repeatedInt32":[ 1 , 2 ,\n3 ]}', '{"repeatedInt32":[1,2,3]}' },
+        { '{"repeatedInt64":[9223372036854775807,-9223372036854775808,"123456789012345678",123456789012345678]}',
+          '{"repeatedInt64":["9223372036854775807","-9223372036854775808","123456789012345678","123456789012345678"]}' },
+        { '{"repeatedUint32":[4294967295]}', '{"repeatedUint32":[4294967295]}' },
+        { '{"repeatedSint64":[-5,999999999999999999]}', '{"repeatedSint64":["-5","999999999999999999"]}' },
+        { '{"repeatedFixed32":[7,0]}', '{"repeatedFixed32":[7,0]}' },
+        { '{"repeatedSfixed64":[-1]}', '{"repeatedSfixed64":["-1"]}' },
+        { '{"repeatedUint64":[18446744073709551615]}', '{"repeatedUint64":["18446744073709551615"]}' },
+    }
+    for _, c in ipairs(ok) do T.eq(j2j(T3, c[1]), c[2]) end
+    local bad = {
+        { '{"repeatedInt32":[2147483648]}', 'field repeatedInt32[0]: integer out of range at line 1 column 19' },
+        { '{"repeatedInt32":[1,2147483648]}', 'field repeatedInt32[1]: integer out of range at line 1 column 21' },
+        { '{"repeatedInt64":[9223372036854775808]}', 'field repeatedInt64[0]: integer out of range' },
+        { '{"repeatedUint32":[-1]}', 'field repeatedUint32[0]: integer out of range' },
+        { '{"repeatedInt32":[1.5]}', 'field repeatedInt32[0]: not an integer' },
+        { '{"repeatedInt32":[null]}', 'null in a repeated field' },
+        { '{"repeatedInt32":[01]}', 'repeatedInt32[0]: ' },
+        { '{"repeatedInt32":[-01]}', 'repeatedInt32[0]: ' },
+        { '{"repeatedInt32":[1a]}', 'repeatedInt32[0]: ' },
+        { '{"repeatedInt32":[1e]}', 'repeatedInt32[0]: ' },
+        { '{"repeatedInt32":[1-]}', 'repeatedInt32[0]: ' },
+        { '{"repeatedInt32":[-]}', 'repeatedInt32[0]: ' },
+        { '{"repeatedInt32":[1,]}', 'trailing comma' },
+        { '{"repeatedInt32":[1,,2]}', 'repeatedInt32[1]: ' },
+        { '{"repeatedInt32":[1,2', 'unexpected end of input' },
+    }
+    for _, c in ipairs(bad) do T.raises(c[2], T3.json_to_binary, T3, c[1]) end
+end)
