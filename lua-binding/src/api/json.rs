@@ -202,7 +202,10 @@ unsafe fn run(
     }
 }
 
-/// Why a call failed, once its Rust values are dropped.
+/// Why a call failed, once its Rust values are dropped. Large (the
+/// message is formatted on the stack: no heap to free before the raise),
+/// but made only on the failing path, once per call.
+#[allow(clippy::large_enum_variant)]
 enum Fail {
     /// The JSON codec's error, formatted.
     Json(ErrBuf),

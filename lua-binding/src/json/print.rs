@@ -236,16 +236,27 @@ impl<'a> Printer<'a> {
         if !occ.is_sorted_by_key(|o| o.fi) {
             occ.sort_unstable_by_key(|o| (o.fi, o.seq));
         }
-        let mut i = 0;
-        for (fi, f) in m.fields.iter().enumerate() {
+        // Every field with `emit_defaults`; else only those that occur.
+        let (mut i, mut fi) = (0, 0);
+        loop {
+            if !self.opts.emit_defaults {
+                match occ.get(i) {
+                    Some(o) => fi = o.fi as usize,
+                    None => break,
+                }
+            } else if fi == m.fields.len() {
+                break;
+            }
+            let (this, f) = (fi, &m.fields[fi]);
             let j = i;
-            while i < occ.len() && occ[i].fi as usize == fi {
+            while i < occ.len() && occ[i].fi as usize == this {
                 i += 1;
             }
+            fi += 1;
             let mut run = &occ[j..i];
             if f.oneof != NO_ONEOF {
                 let (member, start) = self.s.oneofs[base + f.oneof as usize];
-                if member as usize != fi {
+                if member as usize != this {
                     continue;
                 }
                 run = &run[run.partition_point(|o| o.seq < start)..];
