@@ -32,8 +32,8 @@ bench: bench-wire matrix
 matrix:
     cargo run --release -p protolua-bench
 
-# Draw docs/matrix.svg from bench-harness/results/matrix-*.json and peers-*.json (after `just matrix`,
-# `bench-lua54`, `bench-tarantool`, `bench-peers`: docs/BENCHMARKS.md, The chart).
+# Draw docs/matrix.svg from bench-harness/results/matrix-*.json, peers-*.json and json-*.json (after `just matrix`,
+# `bench-lua54`, `bench-tarantool`, `bench-peers`, `bench-json`: docs/BENCHMARKS.md, The chart).
 bench-plot:
     cargo run --release -p protolua-bench --bin plot
 
@@ -43,7 +43,8 @@ bench-text:
 
 # The JSON methods on the matrix (#29): Rust allocations and Lua bytes per call on embedded
 # LuaJIT and Lua 5.4, then speed against lua-cjson (LuaJIT, Lua 5.4: apt install lua-cjson) and
-# Tarantool's json, interleaved in one process per host (bench-harness/json/run.sh).
+# Tarantool's json, interleaved in one process per host (bench-harness/json/run.sh; tables to
+# /tmp/protolua-json/json.md, JSON to bench-harness/results/json-<host>.json for bench-plot).
 bench-json:
     cargo run --release -p protolua-bench --bin json
     cargo run --release -p protolua-bench --bin json --no-default-features --features lua54

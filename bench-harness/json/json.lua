@@ -13,7 +13,7 @@
 -- as numbers, bytes as raw strings), which protolua's JSON (lowerCamel
 -- names, quoted int64, base64 bytes) does not always.
 --
---   luajit    bench-harness/json/json.lua <repo root> <protolua dir> [slices] [slice s] [cells]
+--   luajit    bench-harness/json/json.lua <repo root> <protolua dir> [slices] [slice s] [cells] [json]
 --   lua5.4    bench-harness/json/json.lua …
 --   tarantool bench-harness/json/json.lua …
 --
@@ -26,11 +26,15 @@
 -- over the rounds and [min..max]. Clock: the thread's CPU time (LuaJIT,
 -- Tarantool) or os.clock (Lua 5.4: no FFI; the process has one thread).
 -- [cells] a comma list such as `person:100B,bench:mid` (default all seven).
+-- [json] (optional): a path to also write the results to, as an array of
+-- flat objects, one per cell and method (run.sh's header lists the keys;
+-- `just bench-plot` draws them).
 local root, dir_p = arg[1], arg[2]
-assert(root and dir_p, 'usage: json.lua <repo root> <protolua dir> [slices] [slice s] [cells]')
+assert(root and dir_p, 'usage: json.lua <repo root> <protolua dir> [slices] [slice s] [cells] [json]')
 local slices = tonumber(arg[3]) or 9
 local slice_s = tonumber(arg[4]) or 0.05
 local cell_list = arg[5] or 'person:10B,person:100B,person:1KB,person:10KB,person:100KB,bench:min,bench:mid'
+local json_path = arg[6]
 
 local in_tarantool = rawget(_G, 'box') ~= nil or package.loaded['tarantool'] ~= nil
 local now, host, peer, peer_name
@@ -120,6 +124,17 @@ print(string.format('protolua JSON vs %s on %s: %d rounds of %g s slices (A B / 
     slice_s, peer_name))
 print('| message | size | bytes | JSON bytes | op | protolua ns/op | ' .. peer_name .. ' ns/op | speedup | [min..max] |')
 print('|---|---|---:|---:|---|---:|---:|---:|---|')
+-- One JSON object per row: the matrix runner's cell keys (bytes: the
+-- binary size), the method, both sides' median ns/op and the speedup.
+local function json_row(which, label, nb, ns, r)
+    return string.format('  {"message": "%s", "size": "%s", "bytes": %d, "json_bytes": %d, "method": "%s", '
+        .. '"host": "%s", "peer": "%s", "rounds": %d, "protolua_ns_per_op": %.1f, "peer_ns_per_op": %.1f, '
+        .. '"speedup": %.4f, "speedup_min": %.4f, "speedup_max": %.4f, "speedup_spread": %.4f}',
+        names[which], label, nb, ns, r.op, host, peer_name, slices, r.ns_p, r.ns_q, r.r, r.lo, r.hi,
+        (r.hi - r.lo) / r.r)
+end
+
+local json = {}
 for c in cell_list:gmatch('[^,]+') do
     local which, label = c:match('^(%a+):(%w+)$')
     assert(names[which], 'bad cell ' .. c .. ' (person:<size> or bench:<min|mid>)')
@@ -127,6 +142,15 @@ for c in cell_list:gmatch('[^,]+') do
     for _, r in ipairs(rows) do
         print(string.format('| %s | %s | %d | %d | %s | %.0f | %.0f | %.2f | [%.2f..%.2f] |',
             names[which]:match('[^.]+$'), label, nb, ns, r.op, r.ns_p, r.ns_q, r.r, r.lo, r.hi))
+        json[#json + 1] = json_row(which, label, nb, ns, r)
     end
+end
+if json_path then
+    -- Written whole, then renamed: an interrupted run leaves the last file.
+    local f = assert(io.open(json_path .. '.tmp', 'wb'))
+    f:write('[\n', table.concat(json, ',\n'), '\n]\n')
+    f:close()
+    assert(os.rename(json_path .. '.tmp', json_path))
+    print('\nJSON: ' .. json_path)
 end
 if in_tarantool then os.exit(0) end

@@ -21,29 +21,34 @@
 //! `just bench-peers` (bench-harness/peers/run.sh lists the keys): the same
 //! cell keys and `pb_nodef_ratio` (protolua msgs/s / lua-protobuf msgs/s,
 //! pb with `no_default_values`, higher is better) with `pb_nodef_ratio_min`
-//! and `pb_nodef_ratio_max` (or `pb_nodef_ratio_spread`). A host with only
-//! a peers file gets bars in that row only.
+//! and `pb_nodef_ratio_max` (or `pb_nodef_ratio_spread`).
+//!
+//! And `json-<host>.json`, written by `just bench-json`
+//! (bench-harness/json/run.sh lists the keys): the same cell keys, `method`
+//! (`encode_json`, `decode_json`, `binary_to_json`, `json_to_binary`) and
+//! `speedup` (the host's JSON codec's time / protolua's, higher is better)
+//! with `speedup_min` and `speedup_max` (or `speedup_spread`). A host with
+//! only a peers or JSON file gets bars in those rows only.
 //!
 //! Output: one SVG with a row of two panels (encode, decode) of MB/s on a
 //! log scale, a bar per host and cell; then, for each optional ratio some
 //! file has, a row of two panels of that ratio with its reference line
-//! (1.0, lua-protobuf parity; 1.20, the floor target; 1.0, msgpack parity).
-//! Whiskers, where non-zero, span the lua-protobuf ratio's min..max, or
-//! else `spread x median` centred on the median (the matrix JSON keeps only
-//! the relative range). Text is plain SVG `<text>` in `sans-serif`:
-//! plotters is built without a font feature, so nothing here reads a font.
+//! (1.0, lua-protobuf parity; 1.20, the floor target; 1.0, msgpack parity),
+//! the JSON speedups taking two rows (encode_json, decode_json;
+//! binary_to_json, json_to_binary) with 1.0 and issue #29's targets
+//! ([`json_target`]). Whiskers, where non-zero, span the rounds' min..max
+//! (peers and JSON files), or else `spread x median` centred on the median
+//! (the matrix JSON keeps only the relative range). Text is plain SVG
+//! `<text>` in `sans-serif`: plotters is built without a font feature, so
+//! nothing here reads a font.
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use plotters::coord::Shift;
-use plotters::coord::combinators::LogCoord;
-use plotters::coord::ranged1d::ValueFormatter;
-use plotters::coord::types::RangedCoordf64;
-use plotters::prelude::*;
-use plotters::style::text_anchor::{HPos, Pos, VPos};
+use plotters::style::RGBColor;
 
+mod draw;
 mod json;
 
 use json::{Object, Parser, Value};
@@ -51,20 +56,8 @@ use json::{Object, Parser, Value};
 /// Result type of this binary: any error ends it with a message.
 type Res<T> = Result<T, Box<dyn Error>>;
 
-/// Canvas width in pixels.
-const WIDTH: u32 = 1200;
-/// Height of the title band.
-const TITLE_H: u32 = 78;
-/// Height of the throughput row.
-const MAIN_H: u32 = 622;
-/// Height of each ratio row.
-const RATIO_H: u32 = 270;
-/// Height of the title band's second note line.
-const NOTE_H: u32 = 20;
 /// The floor-ratio target drawn as the reference line.
 const FLOOR_TARGET: f64 = 1.20;
-/// Font family of every text (the viewer picks the face).
-const FONT: &str = "sans-serif";
 
 /// Host files in drawing order: file stem suffix, label, colour.
 const HOSTS: [(&str, &str, RGBColor); 3] = [
@@ -119,6 +112,9 @@ struct Row {
     /// protolua msgs/s / lua-protobuf msgs/s (`no_default_values`), with
     /// the rounds' range.
     pb_ratio: Option<Bar>,
+    /// The host's JSON codec's time / protolua's for the JSON method named
+    /// by `direction`, with the rounds' range.
+    json_ratio: Option<Bar>,
 }
 
 /// A number of a parsed object, if finite.
@@ -154,18 +150,47 @@ impl Row {
             msgpack_ratio: n("msgpack_ratio"),
             msgpack_ratio_spread: n("msgpack_ratio_spread"),
             pb_ratio: None,
+            json_ratio: None,
         })
     }
 
-    /// The cell (message, size, direction) and lua-protobuf ratio of a
-    /// peers object, or `None` if it lacks them.
-    fn peer(o: &Object) -> Option<(Cell, String, Bar)> {
-        let v = num(o, "pb_nodef_ratio")?;
-        let bar = match (num(o, "pb_nodef_ratio_min"), num(o, "pb_nodef_ratio_max")) {
-            (Some(lo), Some(hi)) => Bar { v, lo, hi },
-            _ => Bar::spread(v, num(o, "pb_nodef_ratio_spread").unwrap_or(0.0)),
+    /// A row of `cell` and `direction` with no values yet.
+    fn bare(cell: Cell, direction: String) -> Row {
+        Row {
+            message: cell.message,
+            size: cell.size,
+            direction,
+            mb_per_s: None,
+            spread: 0.0,
+            floor_ratio: None,
+            floor_ratio_spread: None,
+            msgpack_ratio: None,
+            msgpack_ratio_spread: None,
+            pb_ratio: None,
+            json_ratio: None,
+        }
+    }
+
+    /// The cell (message, size), the direction (the `direction` key of a
+    /// peers object, the `method` of a JSON one) and the ratio `metric`
+    /// (`Pb` or `Json`) reads of a peers or JSON object, or `None` if it
+    /// lacks them.
+    fn ratio(o: &Object, metric: Metric) -> Option<(Cell, String, Bar)> {
+        let (key, direction) = match metric {
+            Metric::Json => ("speedup", "method"),
+            _ => ("pb_nodef_ratio", "direction"),
         };
-        Some((Cell { message: text(o, "message")?, size: text(o, "size")? }, text(o, "direction")?, bar))
+        let v = num(o, key)?;
+        let bar = match (num(o, &format!("{key}_min")), num(o, &format!("{key}_max"))) {
+            (Some(lo), Some(hi)) => Bar { v, lo, hi },
+            _ => Bar::spread(v, num(o, &format!("{key}_spread")).unwrap_or(0.0)),
+        };
+        Some((Cell { message: text(o, "message")?, size: text(o, "size")? }, text(o, direction)?, bar))
+    }
+
+    /// How many of the peers and JSON ratios the row has.
+    fn ratios(&self) -> usize {
+        usize::from(self.pb_ratio.is_some()) + usize::from(self.json_ratio.is_some())
     }
 }
 
@@ -196,7 +221,7 @@ struct Cell {
 }
 
 /// Which value of a row a panel draws.
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 enum Metric {
     /// `mb_per_s` on a log scale.
     Throughput,
@@ -206,6 +231,32 @@ enum Metric {
     Msgpack,
     /// `pb_nodef_ratio` of the peers files, reference line at 1.
     Pb,
+    /// `speedup` of the JSON files, reference line at 1 and the targets of
+    /// [`json_target`].
+    Json,
+}
+
+/// The JSON methods in panel order, each with what the host's JSON codec
+/// (`json`: lua-cjson or Tarantool's) does in its place.
+const JSON_METHODS: [(&str, &str); 4] = [
+    ("encode_json", "encode_json(t) vs json.encode(t)"),
+    ("decode_json", "decode_json(s) vs json.decode(s)"),
+    ("binary_to_json", "binary_to_json(b) vs json.encode(Msg:decode(b))"),
+    ("json_to_binary", "json_to_binary(s) vs Msg:encode(json.decode(s'))"),
+];
+
+/// Issue #29's speed target for JSON `method` in `cell`: `encode_json` and
+/// `decode_json` 1.2x in every cell and 2x from 1 KB up (a size label in
+/// KB or MB: Person 1KB..100KB; BenchPayload mid is 600 bytes),
+/// `binary_to_json` and `json_to_binary` 2x everywhere; `None` for another
+/// method.
+fn json_target(method: &str, cell: &Cell) -> Option<f64> {
+    let kb_up = cell.size.ends_with("KB") || cell.size.ends_with("MB");
+    match method {
+        "encode_json" | "decode_json" => Some(if kb_up { 2.0 } else { 1.2 }),
+        "binary_to_json" | "json_to_binary" => Some(2.0),
+        _ => None,
+    }
 }
 
 impl Metric {
@@ -216,6 +267,15 @@ impl Metric {
             Metric::Floor => row.floor_ratio.map(|v| Bar::spread(v, row.floor_ratio_spread.unwrap_or(0.0))),
             Metric::Msgpack => row.msgpack_ratio.map(|v| Bar::spread(v, row.msgpack_ratio_spread.unwrap_or(0.0))),
             Metric::Pb => row.pb_ratio,
+            Metric::Json => row.json_ratio,
+        }
+    }
+
+    /// The directions of its panels, a row of two per pair.
+    fn panels(self) -> &'static [[&'static str; 2]] {
+        match self {
+            Metric::Json => &[[JSON_METHODS[0].0, JSON_METHODS[1].0], [JSON_METHODS[2].0, JSON_METHODS[3].0]],
+            _ => &[["encode", "decode"]],
         }
     }
 
@@ -228,6 +288,10 @@ impl Metric {
             }
             Metric::Msgpack => format!("{direction}: protolua / Tarantool msgpack msgs/s (higher is better)"),
             Metric::Pb => format!("{direction}: protolua / lua-protobuf msgs/s (higher is better)"),
+            Metric::Json => match JSON_METHODS.iter().find(|m| m.0 == direction) {
+                Some((_, versus)) => format!("{versus}: speedup"),
+                None => format!("{direction}: speedup over json"),
+            },
         }
     }
 
@@ -237,7 +301,7 @@ impl Metric {
         match self {
             Metric::Throughput => None,
             Metric::Floor => Some((FLOOR_TARGET, "1.20")),
-            Metric::Msgpack | Metric::Pb => Some((1.0, "1.00")),
+            Metric::Msgpack | Metric::Pb | Metric::Json => Some((1.0, "1.00")),
         }
     }
 
@@ -247,7 +311,7 @@ impl Metric {
             Metric::Throughput if v >= 100.0 => format!("{v:.0}"),
             Metric::Throughput if v >= 10.0 => format!("{v:.1}"),
             Metric::Throughput => format!("{v:.2}"),
-            Metric::Floor | Metric::Msgpack | Metric::Pb => format!("{v:.2}"),
+            Metric::Floor | Metric::Msgpack | Metric::Pb | Metric::Json => format!("{v:.2}"),
         }
     }
 }
@@ -258,16 +322,21 @@ fn read_objects(path: &Path) -> Res<Vec<Object>> {
     Ok(Parser::new(&text).array().map_err(|e| format!("{}: {e}", path.display()))?)
 }
 
-/// Reads every `matrix-*.json` and `peers-*.json` in `dir`, one host per
-/// stem: the known hosts first, in [`HOSTS`] order, then the others by
-/// name; a peers file's ratios join the matrix rows of their cells. Also
-/// returns the newest modification time among the files.
+/// The results file prefixes: the matrix, then the ratio files and the
+/// metric each gives.
+const FILES: [(&str, Option<Metric>); 3] =
+    [("matrix", None), ("peers", Some(Metric::Pb)), ("json", Some(Metric::Json))];
+
+/// Reads every `matrix-*.json`, `peers-*.json` and `json-*.json` in `dir`,
+/// one host per stem: the known hosts first, in [`HOSTS`] order, then the
+/// others by name; a peers or JSON file's ratios join the matrix rows of
+/// their cells. Also returns the newest modification time among the files.
 fn load(dir: &Path) -> Res<(Vec<Host>, Option<SystemTime>)> {
     let mut stems: Vec<String> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .filter_map(|n| {
-            let rest = n.strip_prefix("matrix-").or_else(|| n.strip_prefix("peers-"))?;
+            let rest = FILES.iter().find_map(|f| n.strip_prefix(f.0)?.strip_prefix('-'))?;
             Some(rest.strip_suffix(".json")?.to_owned())
         })
         .collect();
@@ -278,21 +347,23 @@ fn load(dir: &Path) -> Res<(Vec<Host>, Option<SystemTime>)> {
     let mut extra = EXTRA_COLOURS.iter().cycle();
     for stem in stems {
         let mut rows: Vec<Row> = Vec::new();
-        for prefix in ["matrix", "peers"] {
+        for (prefix, metric) in FILES {
             let path = dir.join(format!("{prefix}-{stem}.json"));
             if !path.exists() {
                 continue;
             }
             let objects = read_objects(&path)?;
-            let before = (rows.len(), rows.iter().filter(|r| r.pb_ratio.is_some()).count());
-            if prefix == "matrix" {
-                rows.extend(objects.iter().filter_map(Row::from_object));
-            } else {
-                for (cell, direction, bar) in objects.iter().filter_map(Row::peer) {
-                    join_peer(&mut rows, cell, direction, bar);
+            let count = |rows: &[Row]| (rows.len(), rows.iter().map(Row::ratios).sum::<usize>());
+            let before = count(&rows);
+            match metric {
+                None => rows.extend(objects.iter().filter_map(Row::from_object)),
+                Some(metric) => {
+                    for (cell, direction, bar) in objects.iter().filter_map(|o| Row::ratio(o, metric)) {
+                        join_ratio(&mut rows, cell, direction, metric, bar);
+                    }
                 }
             }
-            if (rows.len(), rows.iter().filter(|r| r.pb_ratio.is_some()).count()) == before {
+            if count(&rows) == before {
                 eprintln!("plot: {} has no usable rows, skipped", path.display());
                 continue;
             }
@@ -312,27 +383,21 @@ fn load(dir: &Path) -> Res<(Vec<Host>, Option<SystemTime>)> {
     Ok((hosts, newest))
 }
 
-/// Sets the lua-protobuf ratio of the row of `cell` and `direction`,
-/// adding a row without throughput if the matrix file had none.
-fn join_peer(rows: &mut Vec<Row>, cell: Cell, direction: String, bar: Bar) {
-    if let Some(row) =
-        rows.iter_mut().find(|r| r.message == cell.message && r.size == cell.size && r.direction == direction)
-    {
-        row.pb_ratio = Some(bar);
-        return;
+/// Sets the ratio `metric` (`Pb` or `Json`) reads of the row of `cell`
+/// and `direction`, adding a row without throughput if there was none.
+fn join_ratio(rows: &mut Vec<Row>, cell: Cell, direction: String, metric: Metric, bar: Bar) {
+    let at = rows.iter().position(|r| r.message == cell.message && r.size == cell.size && r.direction == direction);
+    let row = match at {
+        Some(k) => &mut rows[k],
+        None => {
+            rows.push(Row::bare(cell, direction));
+            rows.last_mut().expect("pushed")
+        }
+    };
+    match metric {
+        Metric::Json => row.json_ratio = Some(bar),
+        _ => row.pb_ratio = Some(bar),
     }
-    rows.push(Row {
-        message: cell.message,
-        size: cell.size,
-        direction,
-        mb_per_s: None,
-        spread: 0.0,
-        floor_ratio: None,
-        floor_ratio_spread: None,
-        msgpack_ratio: None,
-        msgpack_ratio_spread: None,
-        pb_ratio: Some(bar),
-    });
 }
 
 /// The cells in the order first seen across the hosts' rows.
@@ -362,194 +427,6 @@ fn date(t: SystemTime) -> String {
     format!("{y:04}-{m:02}-{d:02}")
 }
 
-/// The y range of `metric` over all hosts and both directions (so encode
-/// and decode panels share a scale), with room for the value labels.
-fn y_range(metric: Metric, hosts: &[Host]) -> (f64, f64) {
-    let bars: Vec<Bar> = hosts.iter().flat_map(|h| &h.rows).filter_map(|r| metric.of(r)).collect();
-    let max = bars.iter().map(|b| b.hi.max(b.v)).fold(0.0, f64::max);
-    match metric {
-        Metric::Throughput => {
-            let min = bars.iter().map(|b| b.lo.min(b.v)).filter(|v| *v > 0.0).fold(f64::INFINITY, f64::min);
-            let lo = if min.is_finite() { 10f64.powf(min.log10().floor()) } else { 1.0 };
-            // Up to the next decade when that leaves the bars most of the height.
-            let decade = 10f64.powf((max * 1.5).log10().ceil());
-            let hi = if decade <= max * 4.0 { decade } else { max * 2.2 };
-            (lo, hi.max(lo * 10.0))
-        }
-        Metric::Floor => (0.0, (max * 1.18).max(FLOOR_TARGET * 1.25)),
-        Metric::Msgpack | Metric::Pb => (0.0, (max * 1.18).max(1.25)),
-    }
-}
-
-/// A y-axis tick label.
-fn tick(v: f64) -> String {
-    if (v - v.round()).abs() < 1e-9 { format!("{v:.0}") } else { format!("{v:.2}").trim_end_matches('0').to_owned() }
-}
-
-/// Draws one panel of `metric` for `direction` into `area` (`root` is the
-/// whole canvas, for the cell labels under the plot).
-fn panel<Y: Ranged<ValueType = f64> + ValueFormatter<f64>>(
-    root: &DrawingArea<SVGBackend<'_>, Shift>,
-    area: &DrawingArea<SVGBackend<'_>, Shift>,
-    metric: Metric,
-    direction: &str,
-    hosts: &[Host],
-    cells: &[Cell],
-    y: Y,
-) -> Res<()> {
-    let (y_lo, y_hi) = (y.range().start, y.range().end);
-    let n_cells = cells.len() as f64;
-    let mut chart = ChartBuilder::on(area)
-        .caption(metric.caption(direction), (FONT, 19))
-        .margin_top(6)
-        .margin_left(8)
-        .margin_right(if metric.reference().is_some() { 44 } else { 22 })
-        .x_label_area_size(46)
-        .y_label_area_size(52)
-        .build_cartesian_2d(RangedCoordf64::from(-0.5..n_cells - 0.5), y)?;
-    chart
-        .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(0)
-        .y_labels(8)
-        .y_label_formatter(&|v| tick(*v))
-        .y_label_style((FONT, 14))
-        .y_max_light_lines(if matches!(metric, Metric::Throughput) { 9 } else { 1 })
-        .light_line_style(RGBColor(238, 238, 238))
-        .bold_line_style(RGBColor(205, 205, 205))
-        .axis_style(RGBColor(90, 90, 90))
-        .draw()?;
-
-    // Separators between messages.
-    for i in 1..cells.len() {
-        if cells[i].message != cells[i - 1].message {
-            let x = i as f64 - 0.5;
-            chart.draw_series(std::iter::once(PathElement::new(
-                vec![(x, y_lo), (x, y_hi)],
-                RGBColor(150, 150, 150).stroke_width(1),
-            )))?;
-        }
-    }
-
-    // Bars: one group per cell, one bar per host that has the value.
-    let drawn: Vec<&Host> = hosts.iter().filter(|h| h.rows.iter().any(|r| metric.of(r).is_some())).collect();
-    let group = 0.82;
-    let bar = group / drawn.len().max(1) as f64;
-    let label_font = (FONT, if drawn.len() > 2 { 11 } else { 13 }).into_font().color(&RGBColor(40, 40, 40));
-    for (j, host) in drawn.iter().enumerate() {
-        for (i, cell) in cells.iter().enumerate() {
-            let Some(Bar { v, lo, hi }) = host.row(cell, direction).and_then(|r| metric.of(r)) else { continue };
-            let x0 = i as f64 - group / 2.0 + j as f64 * bar;
-            let (x1, xm) = (x0 + bar * 0.9, x0 + bar * 0.45);
-            let top = v.max(y_lo);
-            chart.draw_series(std::iter::once(Rectangle::new([(x0, y_lo), (x1, top)], host.colour.filled())))?;
-            let mut label_at = top;
-            if hi > lo {
-                let (lo, hi) = (lo.max(y_lo), hi.max(v));
-                let w = bar * 0.2;
-                let style = BLACK.stroke_width(1);
-                chart.draw_series([
-                    PathElement::new(vec![(xm, lo), (xm, hi)], style),
-                    PathElement::new(vec![(xm - w, lo), (xm + w, lo)], style),
-                    PathElement::new(vec![(xm - w, hi), (xm + w, hi)], style),
-                ])?;
-                label_at = hi;
-            }
-            let pos = chart.backend_coord(&(xm, label_at));
-            root.draw(&Text::new(
-                metric.label(v),
-                (pos.0, pos.1 - 2),
-                label_font.clone().pos(Pos::new(HPos::Center, VPos::Bottom)),
-            ))?;
-        }
-    }
-
-    // Reference line.
-    if let Some((r, text)) = metric.reference() {
-        let red = RGBColor(200, 30, 30);
-        chart.draw_series(DashedLineSeries::new(vec![(-0.5, r), (n_cells - 0.5, r)], 7, 5, red.stroke_width(2)))?;
-        let pos = chart.backend_coord(&(n_cells - 0.5, r));
-        root.draw(&Text::new(
-            text,
-            (pos.0 + 4, pos.1),
-            (FONT, 13).into_font().color(&red).pos(Pos::new(HPos::Left, VPos::Center)),
-        ))?;
-    }
-
-    // Cell labels: the size under each group, the message (without its
-    // package) under its run.
-    let size_font = (FONT, 14).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
-    let msg_font = (FONT, 13).into_font().color(&RGBColor(90, 90, 90)).pos(Pos::new(HPos::Center, VPos::Top));
-    let mut start = 0;
-    for i in 0..cells.len() {
-        let (x, y_px) = chart.backend_coord(&(i as f64, y_lo));
-        root.draw(&Text::new(cells[i].size.clone(), (x, y_px + 7), size_font.clone()))?;
-        if i + 1 == cells.len() || cells[i + 1].message != cells[i].message {
-            let (x_first, _) = chart.backend_coord(&(start as f64, y_lo));
-            let short = cells[i].message.rsplit('.').next().unwrap_or_default().to_owned();
-            root.draw(&Text::new(short, ((x_first + x) / 2, y_px + 26), msg_font.clone()))?;
-            start = i + 1;
-        }
-    }
-    Ok(())
-}
-
-/// Draws the whole chart to `out`.
-fn draw(hosts: &[Host], newest: Option<SystemTime>, out: &Path) -> Res<()> {
-    let cells = cells(hosts);
-    let rows: Vec<Metric> = [Metric::Throughput, Metric::Pb, Metric::Floor, Metric::Msgpack]
-        .into_iter()
-        .filter(|m| hosts.iter().flat_map(|h| &h.rows).any(|r| m.of(r).is_some()))
-        .collect();
-    let row_h = |m: &Metric| if matches!(m, Metric::Throughput) { MAIN_H } else { RATIO_H };
-    let has_pb = rows.iter().any(|m| matches!(m, Metric::Pb));
-    let title_h = if has_pb { TITLE_H + NOTE_H } else { TITLE_H };
-    let height = title_h + rows.iter().map(row_h).sum::<u32>();
-    let root = SVGBackend::new(out, (WIDTH, height)).into_drawing_area();
-    root.fill(&WHITE)?;
-
-    // Title, subtitle and legend.
-    let (title, mut body) = root.split_vertically(title_h);
-    let heading = match newest {
-        Some(t) => format!("protolua benchmark matrix, results of {}", date(t)),
-        None => "protolua benchmark matrix".to_owned(),
-    };
-    title.draw(&Text::new(heading, (20, 12), (FONT, 26).into_font().style(FontStyle::Bold).color(&BLACK)))?;
-    let note_font = (FONT, 14).into_font().color(&RGBColor(80, 80, 80));
-    let note = "Median of the repetitions per cell; whiskers (when non-zero) span spread = (max-min)/median; \
-                one bar per host (results file matrix-<host>.json).";
-    title.draw(&Text::new(note, (20, 48), note_font.clone()))?;
-    if has_pb {
-        let note = "lua-protobuf: pb.encode / pb.decode with pb.option('no_default_values'), timed in the same \
-                    process in interleaved rounds (peers-<host>.json); whiskers: the rounds' min..max.";
-        title.draw(&Text::new(note, (20, 48 + NOTE_H as i32), note_font))?;
-    }
-    let mut x = WIDTH as i32 - 20 - 125 * hosts.len() as i32;
-    for host in hosts {
-        title.draw(&Rectangle::new([(x, 16), (x + 18, 32)], host.colour.filled()))?;
-        title.draw(&Text::new(host.label.clone(), (x + 25, 15), (FONT, 17).into_font().color(&BLACK)))?;
-        x += 125;
-    }
-
-    for (k, metric) in rows.iter().enumerate() {
-        let (row, rest) =
-            if k + 1 == rows.len() { (body.clone(), body.clone()) } else { body.split_vertically(row_h(metric)) };
-        body = rest;
-        let (left, right) = row.split_horizontally(WIDTH / 2);
-        let (lo, hi) = y_range(*metric, hosts);
-        for (area, direction) in [(&left, "encode"), (&right, "decode")] {
-            match metric {
-                Metric::Throughput => {
-                    panel(&root, area, *metric, direction, hosts, &cells, LogCoord::from((lo..hi).log_scale()))?
-                }
-                _ => panel(&root, area, *metric, direction, hosts, &cells, RangedCoordf64::from(lo..hi))?,
-            }
-        }
-    }
-    root.present()?;
-    Ok(())
-}
-
 fn main() -> Res<()> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut args = std::env::args_os().skip(1);
@@ -557,9 +434,9 @@ fn main() -> Res<()> {
     let out = args.next().map(PathBuf::from).unwrap_or_else(|| root.parent().unwrap_or(&root).join("docs/matrix.svg"));
     let (hosts, newest) = load(&dir)?;
     if hosts.is_empty() {
-        return Err(format!("no matrix-*.json or peers-*.json with rows in {}", dir.display()).into());
+        return Err(format!("no matrix-*.json, peers-*.json or json-*.json with rows in {}", dir.display()).into());
     }
-    draw(&hosts, newest, &out)?;
+    draw::draw(&hosts, newest, &out)?;
     let names: Vec<&str> = hosts.iter().map(|h| h.label.as_str()).collect();
     println!("wrote {} ({})", out.display(), names.join(", "));
     Ok(())
@@ -623,7 +500,7 @@ mod tests {
         assert_eq!(cells(&hosts).len(), 2);
 
         let out = dir.join("chart.svg");
-        draw(&hosts, newest, &out).unwrap();
+        draw::draw(&hosts, newest, &out).unwrap();
         let svg = std::fs::read_to_string(&out).unwrap();
         assert!(svg.contains("decode: protolua / lua-protobuf msgs/s (higher is better)"));
         assert!(svg.contains("no_default_values"));
@@ -633,9 +510,70 @@ mod tests {
         // Peers files alone draw the ratio row only.
         std::fs::remove_file(dir.join("matrix-luajit.json")).unwrap();
         let (hosts, newest) = load(&dir).unwrap();
-        draw(&hosts, newest, &out).unwrap();
+        draw::draw(&hosts, newest, &out).unwrap();
         let svg = std::fs::read_to_string(&out).unwrap();
         assert!(svg.contains("lua-protobuf msgs/s") && !svg.contains("throughput"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn json_files_join_the_hosts_and_get_two_rows() {
+        let dir = std::env::temp_dir().join(format!("protolua-plot-json-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let obj = |size: &str, method: &str, extra: &str| {
+            format!(
+                r#"{{"message": "hello.Person", "size": "{size}", "bytes": 10, "json_bytes": 30, "method": "{method}", "peer": "cjson"{extra}}}"#
+            )
+        };
+        let matrix =
+            r#"[{"message": "hello.Person", "size": "10B", "bytes": 10, "direction": "encode", "mb_per_s": 30.0}]"#;
+        std::fs::write(dir.join("matrix-luajit.json"), matrix).unwrap();
+        let json = format!(
+            "[{}, {}, {}]",
+            obj("10B", "encode_json", r#", "speedup": 1.5, "speedup_min": 1.4, "speedup_max": 1.7"#),
+            obj("10B", "json_to_binary", r#", "speedup": 2.5, "speedup_spread": 0.2"#),
+            obj("1KB", "decode_json", r#", "speedup": 3.25"#)
+        );
+        std::fs::write(dir.join("json-luajit.json"), &json).unwrap();
+        // A restricted run's file is not read; a host with only a JSON file.
+        std::fs::write(dir.join("cells-json-luajit.json"), "not json").unwrap();
+        let lone = format!("[{}]", obj("10B", "binary_to_json", r#", "speedup": 0.8"#));
+        std::fs::write(dir.join("json-tarantool.json"), lone).unwrap();
+
+        let (hosts, newest) = load(&dir).unwrap();
+        let labels: Vec<&str> = hosts.iter().map(|h| h.label.as_str()).collect();
+        assert_eq!(labels, ["LuaJIT", "Tarantool"]);
+        let luajit = &hosts[0];
+        let person = |size: &str| Cell { message: "hello.Person".into(), size: size.into() };
+        assert_eq!(luajit.row(&person("10B"), "encode").and_then(|r| r.mb_per_s), Some(30.0));
+        assert_eq!(
+            luajit.row(&person("10B"), "encode_json").and_then(|r| Metric::Json.of(r)),
+            Some(Bar { v: 1.5, lo: 1.4, hi: 1.7 })
+        );
+        assert_eq!(
+            luajit.row(&person("10B"), "json_to_binary").and_then(|r| r.json_ratio),
+            Some(Bar::spread(2.5, 0.2))
+        );
+        assert_eq!(luajit.row(&person("1KB"), "decode_json").and_then(|r| r.mb_per_s), None);
+        assert_eq!(cells(&hosts).len(), 2);
+
+        assert_eq!(json_target("encode_json", &person("100B")), Some(1.2));
+        assert_eq!(json_target("decode_json", &person("1KB")), Some(2.0));
+        assert_eq!(json_target("json_to_binary", &person("10B")), Some(2.0));
+        let mid = Cell { message: "proto2_basic.BenchPayload".into(), size: "mid".into() };
+        assert_eq!(json_target("encode_json", &mid), Some(1.2));
+        assert_eq!(json_target("encode", &mid), None);
+
+        let out = dir.join("chart.svg");
+        draw::draw(&hosts, newest, &out).unwrap();
+        let svg = std::fs::read_to_string(&out).unwrap();
+        for (_, caption) in JSON_METHODS {
+            assert!(svg.contains(&caption.replace('\'', "&apos;")) || svg.contains(caption), "{caption}");
+        }
+        assert!(svg.contains("purple dashes: issue #29"));
+        assert!(svg.contains("3.25") && svg.contains("0.80"));
+        assert!(svg.contains("json-&lt;host&gt;.json") || svg.contains("json-<host>.json"));
+        assert!(!svg.contains("lua-protobuf msgs/s"), "no peers row without peers files");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
