@@ -366,29 +366,34 @@ const fn splat(b: u8) -> u64 {
     u64::from_ne_bytes([b; 8])
 }
 
-/// Whether some byte of `w` is `"`, `\\` or a control character
-/// (below 0x20): the classic "has a zero byte" and "has a byte less than
-/// n" word tests, exact as yes/no answers.
+/// The bytes of `w` that are `"`, `\\` or a control character (below
+/// 0x20), as their high bits: the classic "has a zero byte" and "has a
+/// byte less than n" word tests. A borrow can mark a byte above a marked
+/// one, never below, so the lowest mark is exact.
 #[inline(always)]
-fn has_special(w: u64) -> bool {
+fn special_bytes(w: u64) -> u64 {
     let zero = |v: u64| v.wrapping_sub(splat(1)) & !v & splat(0x80);
     let quote = zero(w ^ splat(b'"'));
     let backslash = zero(w ^ splat(b'\\'));
     let control = w.wrapping_sub(splat(0x20)) & !w & splat(0x80);
-    quote | backslash | control != 0
+    quote | backslash | control
 }
 
 /// From `start`, the index of the first `"`, `\\` or control byte of
 /// `src` (or its end), and whether a byte before it is not ASCII. Eight
-/// bytes a step while none of them is special.
+/// bytes a step (the input's bytes in memory order, little-endian words).
 #[inline]
 pub fn plain_run(src: &[u8], start: usize) -> (usize, bool) {
     let mut i = start;
     let mut high = 0u64;
     while let Some(word) = src.get(i..i + 8) {
-        let w = u64::from_ne_bytes(word.try_into().expect("eight bytes"));
-        if has_special(w) {
-            break;
+        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let special = special_bytes(w);
+        if special != 0 {
+            let k = special.trailing_zeros() / 8;
+            // The bytes before the first special one.
+            high |= w & ((1u64 << (8 * k)) - 1);
+            return (i + k as usize, high & splat(0x80) != 0);
         }
         high |= w;
         i += 8;

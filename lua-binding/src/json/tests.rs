@@ -129,3 +129,35 @@ fn adversarial_numbers() {
     let digits = "1".repeat(100_000);
     assert!(e(&format!(r#"{{"optionalUint64":{digits}}}"#)).contains("out of range"));
 }
+
+/// The word-at-a-time scan finds what a byte-at-a-time one finds: the
+/// first `"`, `\` or control byte, and whether a byte before it is not
+/// ASCII, from every start, on strings mixing all the byte classes.
+#[test]
+fn plain_run_matches_a_bytewise_scan() {
+    use super::lexer::plain_run;
+    let naive = |s: &[u8], start: usize| {
+        let end = s[start..].iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).map_or(s.len(), |p| start + p);
+        (end, s[start..end].iter().any(|&b| b >= 0x80))
+    };
+    let alphabet = [b'a', b'"', b'\\', 0, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa0, 0xc3, 0xdf, 0xff, b'Z'];
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    for _ in 0..20_000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let len = (seed % 40) as usize;
+        let mut s = Vec::with_capacity(len);
+        let mut x = seed;
+        for _ in 0..len {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            // Mostly plain letters, so that runs are long enough to span words.
+            let b =
+                if x >> 60 < 12 { b'a' + (x >> 33) as u8 % 26 } else { alphabet[(x >> 40) as usize % alphabet.len()] };
+            s.push(b);
+        }
+        for start in 0..=len {
+            assert_eq!(plain_run(&s, start), naive(&s, start), "{s:?} from {start}");
+        }
+    }
+}
