@@ -166,8 +166,12 @@ pub struct FieldPlan {
     /// `required` (proto2); checked by the later proto2 work.
     pub required: bool,
     /// Singular field without explicit presence (proto3 plain scalar):
-    /// encode leaves it out when it holds the zero value.
+    /// it holds the zero value when absent.
     pub implicit: bool,
+    /// Binary encode leaves the field out when it holds the zero value:
+    /// [`Self::implicit`], unless the schema was loaded with
+    /// `encode_zeros` (see [`Plans::write_zeros`]).
+    pub skip_zero: bool,
     /// Index of the Lua key string in the schema's key table (1-based).
     pub key_id: i32,
     /// Sub-message or enum index (see [`Kind`]); for maps the entry message.
@@ -416,5 +420,17 @@ impl Plans {
     pub fn enum_index(&self, name: &str) -> Option<usize> {
         let name = name.strip_prefix('.').unwrap_or(name);
         self.enums.iter().position(|e| &*e.full_name == name)
+    }
+
+    /// Option `encode_zeros`: binary encode writes every implicit-presence
+    /// field the table holds, zero or not (lua-protobuf's
+    /// `encode_default_values`). Map entries keep leaving zeros out, as
+    /// lua-protobuf's do.
+    pub fn write_zeros(&mut self) {
+        for m in self.messages.iter_mut().filter(|m| !m.is_map_entry) {
+            for f in m.fields.iter_mut() {
+                f.skip_zero = false;
+            }
+        }
     }
 }

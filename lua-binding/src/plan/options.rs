@@ -48,6 +48,9 @@ pub struct LoadOptions {
     /// The JSON methods' own options (`json_names`, `emit_defaults`,
     /// `ignore_unknown`, `indent`: `crate::api::json`).
     pub json: JsonLoadOptions,
+    /// Binary encode writes implicit-presence fields the table holds even
+    /// when zero (`encode_zeros`; load only: it is in the plans).
+    pub encode_zeros: bool,
 }
 
 /// The JSON options, at load and per call.
@@ -156,6 +159,7 @@ impl Default for LoadOptions {
             constructors: true,
             strategies: Strategies::ALL,
             json: JsonLoadOptions::DEFAULT,
+            encode_zeros: false,
         }
     }
 }

@@ -47,7 +47,8 @@ local function fresh(fn)
         protoc.reload()
         local ok, err = pcall(fn)
         for _, o in ipairs({ 'enum_as_name', 'int64_as_number', 'auto_default_values', 'disable_hooks',
-            'disable_enchooks', 'no_decode_default_array', 'no_decode_default_message', 'strict' }) do
+            'disable_enchooks', 'no_decode_default_array', 'no_decode_default_message', 'strict',
+            'no_encode_default_values' }) do
             pb.option(o)
         end
         pb.state(old)
@@ -118,6 +119,41 @@ message Holder { extend Base { optional int32 inner_ext = 101; } }
     T.eq(pb.decode('ex.Base', bytes), { a = 1, note = 'n', inner_ext = 5 })
     T.eq({ pb.field('ex.Base', 'note') }, { 'note', 100, 'string', nil, 'optional' })
     T.eq(pb.field('ex.Base', 101), 'inner_ext')
+end))
+
+T.test('pb: encode_default_values writes the zeros a table holds', fresh(function()
+    assert(protoc.new():load([[
+syntax = "proto3";
+enum E { ZERO = 0; ONE = 1; }
+message Z {
+  int32 i = 1; string s = 2; bool b = 3; double d = 4; E e = 5; float f = 6;
+  sint64 z = 7; bytes y = 8; fixed32 x = 9; int64 big = 10;
+  Z sub = 11; repeated int32 r = 12; map<int32, int32> m = 13;
+  optional int32 o = 14; oneof k { int32 u = 15; }
+}
+]], 'zeros.proto'))
+    local zeros = { i = 0, s = '', b = false, d = 0, e = 'ZERO', f = 0, z = 0, y = '', x = 0, big = 0 }
+    T.eq(pb.encode('Z', zeros), '')
+    pb.option('encode_default_values')
+    -- lua-protobuf (pb.c lpbE_ignorezero): every proto3 singular scalar
+    -- or enum present in the table, zero or not; absent ones still not.
+    local all = '0800' .. '1200' .. '1800' .. '210000000000000000' .. '2800' .. '3500000000'
+        .. '3800' .. '4200' .. '4d00000000' .. '5000'
+    T.eq(T.hex(pb.encode('Z', zeros)), all)
+    T.eq(T.hex(pb.encode('.Z', zeros)), all)
+    T.eq(T.hex(pb.encode('Z', { i = 0 })), '0800')
+    T.eq(pb.encode('Z', {}), '')
+    -- Sub-messages too; proto3 optional and oneof members are written
+    -- either way; repeated zeros always were.
+    T.eq(T.hex(pb.encode('Z', { sub = { i = 0, s = '' } })), '5a0408001200')
+    T.eq(T.hex(pb.encode('Z', { o = 0, u = 0, r = { 0 } })), '6201007000' .. '7800')
+    T.eq(pb.decode('Z', pb.encode('Z', { m = { [0] = 0 } })).m, { [0] = 0 })
+    local t = pb.decode('Z', pb.fromhex(all))
+    T.eq(t.e, 'ZERO')
+    T.eq(t.s, '')
+    pb.option('no_encode_default_values')
+    T.eq(pb.encode('Z', zeros), '')
+    T.eq(T.hex(pb.encode('Z', { sub = { i = 0, s = '' } })), '5a00')
 end))
 
 T.test('pb: decode into a table fills no defaults', fresh(function()

@@ -335,12 +335,14 @@ local function schema_for(st, native)
     local lax = opt.lax
     local int64 = opt.int64 == 'number' and int64_mode_native or 'string'
     local enums = opt.enum_as_value and 'number' or 'name'
-    local sig = concat({ enums, int64, defaults, tostring(empty), tostring(lax) }, ',')
+    local zeros = opt.encode_default_values
+    local sig = concat({ enums, int64, defaults, tostring(empty), tostring(lax), tostring(zeros) }, ',')
     local s = st.schemas[sig]
     if not s then
         s = protolua.load(st.bytes, {
             enums = enums, int64 = int64, defaults = defaults, empty = empty,
             unknown = 'drop', strict_keys = not lax, required = not lax, utf8 = not lax,
+            encode_zeros = zeros,
         })
         st.schemas[sig] = s
     end

@@ -228,6 +228,7 @@ mod tests {
             utf8: false,
             required: false,
             implicit: true,
+            skip_zero: true,
             key_id,
             sub: 0,
             tag: pbwire::Tag::new(key_id as u32, pbwire::WireType::Varint).unwrap().encode(),
