@@ -477,6 +477,81 @@ T.test('protoc: unknown_import', fresh(function()
     T.eq(pb.decode('H', pb.encode('H', { g = { z = 2 } })).g.z, 2)
 end))
 
+T.test('protoc: unknown_type', fresh(function()
+    local src = [[
+syntax = "proto3";
+package app;
+message M {
+  Ext.Thing t = 1;
+  repeated Other o = 2;
+  map<string, Other> m = 3;
+  Kind k = 4;
+}
+service S { rpc Get(Req) returns (M); }
+]]
+    local p = protoc.new()
+    T.eq(pcall(p.parse, p, src, 'u.proto'), false)
+    -- true: each unknown name is a message of that name from the root.
+    p.unknown_type = true
+    local info = p:parse(src, 'u.proto')
+    local f = info.message_type[1].field
+    T.eq({ f[1].type, f[1].type_name }, { 11, '.Ext.Thing' })
+    T.eq({ f[2].type, f[2].type_name }, { 11, '.Other' })
+    T.eq({ f[4].type, f[4].type_name }, { 11, '.Kind' })
+    T.eq(info.service[1].method[1].input_type, '.Req')
+    -- The stand-ins are not imports of the file, as with lua-protobuf.
+    T.eq(info.dependency or {}, {})
+    -- A pattern: only matching names.
+    local q = protoc.new()
+    q.unknown_type = '^Ext%.'
+    local ok, err = pcall(q.parse, q, src, 'u.proto')
+    T.eq(ok, false)
+    assert(tostring(err):find("'Other'", 1, true), err)
+    -- A function: its name (with or without the dot) and kind; nil refuses.
+    local asked = {}
+    local r = protoc.new()
+    r.unknown_type = function(self, name)
+        T.eq(self, r)
+        asked[#asked + 1] = name
+        if name == 'Kind' then return 'ext.Kind', 'enum' end
+        if name == 'Nope' then return nil end
+        return '.ext.' .. name:gsub('%.', '_')
+    end
+    info = r:parse(src, 'u.proto')
+    f = info.message_type[1].field
+    T.eq({ f[1].type, f[1].type_name }, { 11, '.ext.Ext_Thing' })
+    T.eq({ f[4].type, f[4].type_name }, { 14, '.ext.Kind' })
+    T.eq(info.message_type[1].nested_type[1].field[2].type_name, '.ext.Other')
+    table.sort(asked)
+    T.eq(asked, { 'Ext.Thing', 'Kind', 'Other', 'Other', 'Req' })
+    ok, err = pcall(r.parse, r, 'syntax = "proto3"; message N { Nope n = 1; }', 'n.proto')
+    T.eq(ok, false)
+    assert(tostring(err):find("'Nope' is not defined", 1, true), err)
+    -- A full name is never asked about, as with lua-protobuf.
+    ok = pcall(r.parse, r, 'syntax = "proto3"; message F { .gone.X x = 1; }', 'f.proto')
+    T.eq(ok, false)
+    -- A bad answer is an error, not a loop.
+    local b = protoc.new()
+    b.unknown_type = function() return 'not a name!' end
+    ok, err = pcall(b.parse, b, src, 'u.proto')
+    T.eq(ok, false)
+    assert(tostring(err):find('not a type name', 1, true), err)
+    b.unknown_type = function() return 'M' end
+    T.eq(b:parse('syntax = "proto3"; message M { Self s = 1; }', 's.proto').message_type[1].field[1].type_name, '.M')
+    -- Loaded: the stand-ins are empty messages (an enum: one zero value),
+    -- so the fields encode and decode.
+    assert(r:load(src, 'u.proto'))
+    local bytes = pb.encode('app.M', { t = {}, o = { {}, {} }, k = 0 })
+    T.eq(T.hex(bytes), '0a00' .. '1200' .. '1200')
+    T.eq(pb.decode('app.M', bytes).o, { {}, {} })
+    -- An extension of an unknown message: the stand-in takes any.
+    local e = protoc.new()
+    e.unknown_type = true
+    assert(e:load('syntax = "proto2"; message Holder { extend Nest { optional string ext_name = 100; } optional int32 id = 1; }', 'ext.proto'))
+    T.eq(pb.type('Holder'), '.Holder')
+    T.eq(pb.decode('Nest', pb.encode('Nest', { ext_name = 'x' })).ext_name, 'x')
+end))
+
 T.test('pb: the migration program runs unchanged', function()
     local saved_pb, saved_protoc = package.loaded.pb, package.loaded.protoc
     local old = pb.state(nil)
