@@ -150,6 +150,10 @@ pub(crate) unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOpti
                 if opts.encode_zeros {
                     plans.write_zeros();
                 }
+                if opts.short_ext_keys {
+                    plans.short_ext_keys();
+                }
+                plans.hash_int64 = opts.hash_int64;
                 plans
             })
         })

@@ -407,6 +407,9 @@ pub struct Plans {
     /// Interned Lua key strings (field names, then enum value names) in
     /// key-id order (key id = index + 1).
     pub keys: Vec<Box<str>>,
+    /// Option `hash_int64`: encode also takes lua-protobuf's `'#'` strings
+    /// for 64-bit integer fields.
+    pub hash_int64: bool,
 }
 
 impl Plans {
@@ -430,6 +433,39 @@ impl Plans {
         for m in self.messages.iter_mut().filter(|m| !m.is_map_entry) {
             for f in m.fields.iter_mut() {
                 f.skip_zero = false;
+            }
+        }
+    }
+
+    /// Option `ext_keys = 'short'`: an extension's Lua key is its short
+    /// name (`note` for `[pkg.note]`), as lua-protobuf has it, when no
+    /// field and no other extension of the message has that name (those
+    /// keep the full key). Only the key changes: [`FieldPlan::name`] stays
+    /// the bracketed full name, which the text format and reflection use.
+    pub fn short_ext_keys(&mut self) {
+        let mut ids: std::collections::HashMap<Box<str>, i32> =
+            self.keys.iter().enumerate().map(|(i, k)| (k.clone(), i as i32 + 1)).collect();
+        for m in self.messages.iter_mut() {
+            let short = |f: &FieldPlan| -> Option<Box<str>> {
+                let full = f.name.strip_prefix('[')?.strip_suffix(']')?;
+                Some(full.rsplit('.').next().unwrap_or(full).into())
+            };
+            let taken =
+                |name: &str| m.fields.iter().filter(|g| short(g).as_deref() == Some(name) || *g.name == *name).count();
+            let renames: Vec<(usize, Box<str>)> = m
+                .fields
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| short(f).map(|n| (i, n)))
+                .filter(|(_, n)| taken(n) == 1)
+                .collect();
+            for (i, n) in renames {
+                let next = self.keys.len() as i32 + 1;
+                let id = *ids.entry(n.clone()).or_insert_with(|| {
+                    self.keys.push(n);
+                    next
+                });
+                m.fields[i].key_id = id;
             }
         }
     }

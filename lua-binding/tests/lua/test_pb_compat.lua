@@ -119,6 +119,24 @@ message Holder { extend Base { optional int32 inner_ext = 101; } }
     T.eq(pb.decode('ex.Base', bytes), { a = 1, note = 'n', inner_ext = 5 })
     T.eq({ pb.field('ex.Base', 'note') }, { 'note', 100, 'string', nil, 'optional' })
     T.eq(pb.field('ex.Base', 101), 'inner_ext')
+    -- protolua's bracketed key is not a field here (lua-protobuf ignores it).
+    T.eq(pcall(pb.encode, 'ex.Base', { ['[ex.note]'] = 'n' }), false)
+    pb.option('lax')
+    T.eq(pb.encode('ex.Base', { a = 1, ['[ex.note]'] = 'n' }), '\8\1')
+    pb.option('strict')
+    -- Two extensions of one message with the same name: both keep the
+    -- bracketed key.
+    assert(protoc.new():load([[
+syntax = "proto2";
+package dup;
+message Base { extensions 100 to 200; }
+extend Base { optional string same = 100; }
+message In { extend Base { optional int32 same = 101; } }
+]], 'dup.proto'))
+    T.eq(pb.field('dup.Base', 'same'), nil)
+    local b = pb.encode('dup.Base', { ['[dup.same]'] = 's', ['[dup.In.same]'] = 3 })
+    T.eq(T.hex(b), 'a2060173a80603')
+    T.eq(pb.decode('dup.Base', b), { ['[dup.same]'] = 's', ['[dup.In.same]'] = 3 })
 end))
 
 T.test('pb: encode_default_values writes the zeros a table holds', fresh(function()

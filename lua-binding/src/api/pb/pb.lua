@@ -218,11 +218,18 @@ local function index_types(st)
         end
     end
     -- Extensions are fields of the extended message under their own name,
-    -- as lua-protobuf has them; protolua's table key is '[full.name]'.
+    -- as lua-protobuf has them, where no field and no other extension of
+    -- the message has that name (protolua's ext_keys = 'short' rule); the
+    -- others keep protolua's key '[full.name]' and are not listed.
+    local count = {}
+    for _, x in ipairs(exts) do
+        local k = (x[1].extendee or '') .. ' ' .. x[1].name
+        count[k] = (count[k] or 0) + 1
+    end
     for _, x in ipairs(exts) do
         local f, scope = x[1], x[2]
         local target = types[f.extendee or '']
-        if target and target.by_name[f.name] == nil then
+        if target and target.by_name[f.name] == nil and count[f.extendee .. ' ' .. f.name] == 1 then
             local item = field_item(f, x[3], {})
             item.ext_key = '[' .. (scope .. '.' .. f.name):gsub('^%.', '') .. ']'
             target.fields[#target.fields + 1] = item
@@ -342,31 +349,20 @@ local function schema_for(st, native)
         s = protolua.load(st.bytes, {
             enums = enums, int64 = int64, defaults = defaults, empty = empty,
             unknown = 'drop', strict_keys = not lax, required = not lax, utf8 = not lax,
-            encode_zeros = zeros,
+            encode_zeros = zeros, hash_int64 = true, ext_keys = 'short',
         })
         st.schemas[sig] = s
     end
     return s
 end
 
--- Whether a oneof or an extension occurs in the message or below it.
+-- Whether a oneof occurs in the message or below it.
 local function reaches_oneof(e, st, seen)
-    if e.has_oneof or e.has_ext then return true end
+    if e.has_oneof then return true end
     seen[e] = true
     for _, f in ipairs(e.fields) do
         local sub = f.is_msg and st.types[f.ref]
         if sub and not seen[sub] and reaches_oneof(sub, st, seen) then return true end
-    end
-    return false
-end
-
--- Whether a 64-bit integer field occurs in the message or below it.
-local function reaches_int64(e, st, seen)
-    seen[e] = true
-    for _, f in ipairs(e.fields) do
-        if f.is64 then return true end
-        local sub = f.is_msg and st.types[f.ref]
-        if sub and not seen[sub] and reaches_int64(sub, st, seen) then return true end
     end
     return false
 end
@@ -397,10 +393,8 @@ end
 local function classify(e, st)
     e.native = pure_proto3(e, st, {})
     e.p2 = pure_proto2(e, st, {})
+    -- Decode sets oneof name keys, which encode may meet again.
     e.oneof_walk = reaches_oneof(e, st, {})
-    -- Encode may meet '#' int64 strings, oneof name keys or extension
-    -- names: it runs protected, to retry through the walk.
-    e.enc_retry = e.oneof_walk or reaches_int64(e, st, {})
 end
 
 local function prepare(e, st)
@@ -425,10 +419,14 @@ local function prepare(e, st)
     e.walk = opt.int64 ~= 'number' or opt.defaults == 'metatable' or opt.decode_default_message
         or (opt.dec_hooks and next(st.hooks) ~= nil) or e.fill
         or st.defs['*map'] ~= nil or st.defs['*array'] ~= nil
-    -- Only oneof keys and extension names to set: the light walk.
+    -- Only oneof name keys to set: the light walk.
     e.light = not e.walk and e.oneof_walk
     e.walk = e.walk or e.oneof_walk
-    e.enc_walk = (opt.enc_hooks and next(st.enchooks) ~= nil) or opt.int64 ~= 'number' or opt.lax
+    -- '#' int64 strings and extension short names are the schema's own
+    -- (hash_int64, ext_keys = 'short'): only encode hooks need the walk,
+    -- and only oneof name keys (refused when strict) a protected retry.
+    e.enc_walk = opt.enc_hooks and next(st.enchooks) ~= nil
+    e.enc_retry = e.oneof_walk and not opt.lax
     e.enc_plain = not e.enc_walk and not e.enc_retry
     e.dec_plain = not e.walk
     if st == cur then
@@ -495,8 +493,8 @@ local function encode_slow(name, t)
     if not e.enc_retry then return e.enc(e.h, t) end
     local ok, bytes = pcall(e.enc, e.h, t)
     if ok then return bytes end
-    -- '#' int64 strings and decode's oneof name keys are taken by the walk,
-    -- run only when the plain encode refuses the table.
+    -- Decode's oneof name keys are taken by the walk, run only when the
+    -- plain encode refuses the table.
     local ok2, walked = pcall(W.pre, e, t, st)
     if not ok2 or walked == t then error(bytes, 0) end
     return e.enc(e.h, walked)
