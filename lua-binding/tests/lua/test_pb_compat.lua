@@ -215,6 +215,24 @@ T.test('pb: type, types, fields, field, enum', fresh(function()
     local ok, err = pcall(pb.encode, 'demo.Nope', {})
     T.eq(ok, false)
     assert(tostring(err):find("type 'demo.Nope' does not exists", 1, true), err)
+    -- Names that are not strings, extra arguments, data that is not a
+    -- string, right after a type the entry points remember.
+    T.eq(pb.decode('demo.Person', pb.encode('demo.Person', { id = 1 })).id, 1)
+    for _, bad in ipairs({ 1, true, {}, nil }) do
+        T.eq(pcall(pb.encode, bad, {}), false)
+        T.eq(pcall(pb.decode, bad, ''), false)
+    end
+    T.eq(pb.encode('demo.Person', { id = 1 }, nil), '\16\1')
+    T.eq(pb.decode('demo.Person', nil).id, 0)
+    T.eq(pcall(pb.encode, 'demo.Person', 5), false)
+    T.eq(pcall(pb.decode, 'demo.Person', 5), false)
+    -- A long name (not interned on 5.4) and one reached through another.
+    local long = 'demo.' .. string.rep('L', 60)
+    assert(protoc.new():load('syntax = "proto3"; package demo; message ' .. long:sub(6) .. ' { int32 v = 1; }', 'long.proto'))
+    for _ = 1, 3 do
+        T.eq(pb.decode(long, pb.encode(long, { v = 2 })).v, 2)
+        T.eq(pb.decode('demo.Person', pb.encode('demo.Person', { id = 3 })).id, 3)
+    end
 end))
 
 T.test('pb: proto2 defaults and the default-value options', fresh(function()

@@ -9,12 +9,15 @@
 -- default metatables, default sub-messages) is done by a walk over the
 -- decoded table, run only when one of those is enabled.
 local protolua = require('protolua')
--- The walks' constructor (walk.lua), passed by the loader.
-local make_walk = ...
+-- The walks' constructor (walk.lua) and the native entry points'
+-- constructors (mod.rs: native.encode(fast, slow), native.decode), passed
+-- by the loader.
+local make_walk, native = ...
 -- The fast paths: type name (both spellings) -> bound encode/decode method
 -- and handle of each type whose plain call is the whole job (try_fn: an
 -- encode that retries through the walk when refused). Cleared by bump().
-local fast = { enc_fn = {}, enc_h = {}, dec_fn = {}, dec_h = {}, try_fn = {}, lit_e = {} }
+-- enc_c/dec_c: the same plain types' entries for the native entry points.
+local fast = { enc_fn = {}, enc_h = {}, dec_fn = {}, dec_h = {}, try_fn = {}, lit_e = {}, enc_c = {}, dec_c = {} }
 
 local type, pairs, ipairs, rawget, rawset, setmetatable, tostring, tonumber, error, pcall =
     type, pairs, ipairs, rawget, rawset, setmetatable, tostring, tonumber, error, pcall
@@ -28,6 +31,17 @@ local has_int = math.type ~= nil and math.type(1) == 'integer'
 local desc = protolua.parse('syntax = "proto2"; import "google/protobuf/descriptor.proto";',
     { name = 'protolua/pb_descriptor.proto', enums = 'number', int64 = 'string' })
 local FDS = desc:message('google.protobuf.FileDescriptorSet')
+
+-- pb.encode, and pb.decode but on LuaJIT, are C entry points (below),
+-- which remember the last type each served (`last`, reset with the
+-- entries). LuaJIT's decode stays the Lua function: Msg:decode's own
+-- upvalues give its root fast path cached table constructors, which the
+-- entry point cannot reach. (PROTOLUA_PB_NATIVE=0/1 forces either way,
+-- for tests and measuring.)
+local force = os.getenv('PROTOLUA_PB_NATIVE')
+local use_native = native and force ~= '0'
+local native_decode = use_native and (not jit or force == '1')
+local last = use_native and native.last() or nil
 
 -- Field type numbers (FieldDescriptorProto.Type) to lua-protobuf's names.
 local TYPE_NAMES = {
@@ -55,6 +69,7 @@ local function bump()
     for _, t in pairs(fast) do
         for k in pairs(t) do t[k] = nil end
     end
+    if last then native.reset(last) end
 end
 
 local OPTIONS = {
@@ -402,6 +417,7 @@ local function prepare(e, st)
     e.h = schema_for(st, e.native):message(e.full)
     -- The bound methods, fetched once (a handle's __index is a lookup).
     e.enc, e.dec = e.h.encode, e.h.decode
+    e.entry = last and native.entry(e.enc) or nil
     e.ver = version
     -- What the walk fills: nothing, 'auto' (proto3 messages), 'values'
     -- (every message), 'arrays' (proto3 arrays and maps, for metatables).
@@ -431,9 +447,9 @@ local function prepare(e, st)
     e.dec_plain = not e.walk
     if st == cur then
         for _, n in ipairs({ e.name, e.name:sub(2) }) do
-            if e.enc_plain then fast.enc_fn[n], fast.enc_h[n] = e.enc, e.h end
+            if e.enc_plain then fast.enc_fn[n], fast.enc_h[n], fast.enc_c[n] = e.enc, e.h, e.entry end
             if not e.enc_walk and e.enc_retry then fast.try_fn[n], fast.enc_h[n] = e.enc, e.h end
-            if e.dec_plain then fast.dec_fn[n], fast.dec_h[n] = e.dec, e.h end
+            if e.dec_plain then fast.dec_fn[n], fast.dec_h[n], fast.dec_c[n] = e.dec, e.h, e.entry end
             if e.light then fast.lit_e[n] = e end
         end
     end
@@ -503,7 +519,7 @@ end
 --- pb.encode(type, t): the message's bytes.
 local enc_fn, enc_h, dec_fn, dec_h, try_fn = fast.enc_fn, fast.enc_h, fast.dec_fn, fast.dec_h, fast.try_fn
 
-function pb.encode(name, t)
+local function lua_encode(name, t)
     local f = enc_fn[name]
     if f then return f(enc_h[name], t) end
     f = try_fn[name]
@@ -537,13 +553,20 @@ end
 --- pb.decode(type, data [, t]): the decoded table (merged into `t` if given).
 local lit_e, light = fast.lit_e, W.light
 
-function pb.decode(name, data, into)
+local function lua_decode(name, data, into)
     local f = dec_fn[name]
     if f and into == nil and data then return f(dec_h[name], data) end
     local e = lit_e[name]
     if e and into == nil and data then return light(e, e.dec(e.h, data), cur) end
     return decode_slow(name, data, into)
 end
+
+-- The C entry points serve the types in enc_c/dec_c with no Lua call in
+-- between (on an interpreted Lua that call costs about a fifth of
+-- encoding a small message) and call the Lua functions above for the
+-- rest.
+pb.encode = use_native and native.encode(fast.enc_c, lua_encode, FDS.encode, last) or lua_encode
+pb.decode = native_decode and native.decode(fast.dec_c, lua_decode, FDS.encode, last) or lua_decode
 
 local INTO_OPTS = { defaults = 'none', empty = false }
 
