@@ -437,6 +437,12 @@ impl Plans {
         }
     }
 
+    /// The Lua key of field `f` of these plans: its name, unless
+    /// [`Self::short_ext_keys`] gave it another.
+    pub fn key_of<'a>(&'a self, f: &'a FieldPlan) -> &'a str {
+        self.keys.get((f.key_id as usize).wrapping_sub(1)).map_or(&f.name, |k| k)
+    }
+
     /// Option `ext_keys = 'short'`: an extension's Lua key is its short
     /// name (`note` for `[pkg.note]`), as lua-protobuf has it, when no
     /// field and no other extension of the message has that name (those

@@ -22,7 +22,7 @@
 
 use std::cell::Cell;
 
-use crate::plan::{Card, FieldPlan, Kind, MessagePlan, Plans};
+use crate::plan::{Card, Kind, MessagePlan, Plans};
 
 /// A fetch reads into a singular sub-message field's table when that
 /// message has at most this many declared fields...
@@ -173,11 +173,10 @@ impl MessageKeys {
             }
             slots[i] = (addr, fi as u16);
         }
-        let key = |f: &FieldPlan| &plans.keys[f.key_id as usize - 1];
-        let keys: Box<[Box<str>]> = if plan.fields.iter().all(|f| *key(f) == f.name) {
+        let keys: Box<[Box<str>]> = if plan.fields.iter().all(|f| plans.key_of(f) == &*f.name) {
             Box::new([])
         } else {
-            plan.fields.iter().map(|f| key(f).clone()).collect()
+            plan.fields.iter().map(|f| plans.key_of(f).into()).collect()
         };
         let mut by_name: Vec<u16> = (0..plan.fields.len() as u16).collect();
         let name = |fi: u16| if keys.is_empty() { &plan.fields[fi as usize].name } else { &keys[fi as usize] };
@@ -226,7 +225,7 @@ fn hash(addr: usize, shift: u32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::{Card, DefaultValue, Kind, NO_ONEOF};
+    use crate::plan::{Card, DefaultValue, FieldPlan, Kind, NO_ONEOF};
 
     fn field(name: &str, key_id: i32) -> FieldPlan {
         FieldPlan {
