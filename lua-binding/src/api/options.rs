@@ -75,6 +75,29 @@ pub unsafe fn read_options(L: *mut lua_State, idx: c_int, base: LoadOptions, wha
     o
 }
 
+/// The options of a load (`protolua.load`, `load_file`, `load_proto`,
+/// `parse`): [`read_options`] over the host's defaults, and those only a
+/// load takes (they shape the plans: `encode_zeros`, `hash_int64`,
+/// `ext_keys`).
+///
+/// # Safety
+/// As [`read_options`], called with the load functions' upvalues.
+pub unsafe fn read_load_options(L: *mut lua_State, idx: c_int, what: &str) -> LoadOptions {
+    // SAFETY: option parsing; read_options has checked `idx` is a table
+    // or nothing.
+    unsafe {
+        let mut o = read_options(L, idx, base_options(L), what);
+        if ffi::lua_type(L, idx) == ffi::LUA_TTABLE {
+            o.encode_zeros = read_bool(L, idx, "encode_zeros", o.encode_zeros, what);
+            o.hash_int64 = read_bool(L, idx, "hash_int64", o.hash_int64, what);
+            if let Some(i) = read_choice(L, idx, "ext_keys", &["full", "short"], what) {
+                o.short_ext_keys = i == 1;
+            }
+        }
+        o
+    }
+}
+
 /// Read the boolean option `name` of the table at `idx`, or `default`.
 ///
 /// # Safety

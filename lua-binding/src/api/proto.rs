@@ -8,7 +8,7 @@
 
 use std::os::raw::c_int;
 
-use crate::api::options::{base_options, read_options};
+use crate::api::options::read_load_options;
 use crate::api::schema::push_schema;
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
 use crate::lua::{self, ffi, lua_State, upvalue};
@@ -31,7 +31,7 @@ pub unsafe extern "C-unwind" fn load_proto(L: *mut lua_State) -> c_int {
                 raise_fmt(L, format_args!("load_proto: expected a path or an array of paths, got {got}"))
             }
         }
-        let opts = read_options(L, 2, base_options(L), "load_proto");
+        let opts = read_load_options(L, 2, "load_proto");
         push_import_paths(L, "load_proto");
         // Nothing below raises (no Lua allocation) until the request is
         // compiled and dropped.
@@ -59,7 +59,7 @@ pub unsafe extern "C-unwind" fn parse(L: *mut lua_State) -> c_int {
             let got = type_name(L, 1);
             raise_fmt(L, format_args!("parse: expected the .proto source as a string, got {got}"))
         }
-        let opts = read_options(L, 2, base_options(L), "parse");
+        let opts = read_load_options(L, 2, "parse");
         push_import_paths(L, "parse"); // slot 3
         match push_opt(L, "name") {
             ffi::LUA_TNIL | ffi::LUA_TSTRING => {} // slot 4

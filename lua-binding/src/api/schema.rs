@@ -17,7 +17,7 @@ use std::os::raw::c_int;
 use std::rc::Rc;
 
 use crate::api::message::{MessageUd, check_ud, decode_with, encode_with, push_handle_metatable};
-use crate::api::options::{base_options, read_options};
+use crate::api::options::read_load_options;
 use crate::binary::encode::EncodeBuffers;
 use crate::binary::encode::keys::KeyIndex;
 use crate::error::{ErrBuf, raise, raise_fmt, type_name};
@@ -79,7 +79,7 @@ pub unsafe extern "C-unwind" fn load(L: *mut lua_State) -> c_int {
             let got = type_name(L, 1);
             raise_fmt(L, format_args!("load: expected the bytes of a FileDescriptorSet, got {got}"))
         }
-        let opts = read_options(L, 2, base_options(L), "load");
+        let opts = read_load_options(L, 2, "load");
         let bytes = lua::string_bytes(L, 1);
         push_schema(L, bytes, opts)
     }
@@ -97,7 +97,7 @@ pub unsafe extern "C-unwind" fn load_file(L: *mut lua_State) -> c_int {
             let got = type_name(L, 1);
             raise_fmt(L, format_args!("load_file: expected a path, got {got}"))
         }
-        let opts = read_options(L, 2, base_options(L), "load_file");
+        let opts = read_load_options(L, 2, "load_file");
         let path = lua::string_bytes(L, 1);
         let path = String::from_utf8_lossy(path).into_owned();
         let read = std::fs::read(&path);
@@ -145,8 +145,19 @@ pub(crate) unsafe fn push_schema(L: *mut lua_State, bytes: &[u8], opts: LoadOpti
         ffi::lua_setmetatable(L, -2);
         let schema_idx = ffi::lua_gettop(L);
         // A panic inside the descriptor crate must not cross into Lua.
-        let compiled = std::panic::catch_unwind(|| compile_descriptor_set(bytes))
-            .unwrap_or_else(|_| Err("the descriptor set could not be processed (descriptor library panicked)".into()));
+        let compiled = std::panic::catch_unwind(|| {
+            compile_descriptor_set(bytes).map(|mut plans| {
+                if opts.encode_zeros {
+                    plans.write_zeros();
+                }
+                if opts.short_ext_keys {
+                    plans.short_ext_keys();
+                }
+                plans.hash_int64 = opts.hash_int64;
+                plans
+            })
+        })
+        .unwrap_or_else(|_| Err("the descriptor set could not be processed (descriptor library panicked)".into()));
         match compiled {
             Ok(plans) => {
                 // No Lua call between taking the Rc and storing it.

@@ -223,9 +223,51 @@ pub fn parse_decimal(s: &[u8]) -> Option<(bool, u64)> {
     Some((neg, v))
 }
 
+/// lua-protobuf's `'#'` form of a 64-bit integer (`'#123'`, `'#-0x10'`:
+/// `#`, an optional `-`, then decimal digits or `0x` and up to 16 hex
+/// digits): sign and magnitude, or `None`.
+pub fn parse_hash(s: &[u8]) -> Option<(bool, u64)> {
+    let s = s.strip_prefix(b"#")?;
+    let (neg, body) = match s.strip_prefix(b"-") {
+        Some(rest) => (true, rest),
+        None => (false, s),
+    };
+    let hex = body.strip_prefix(b"0x").or_else(|| body.strip_prefix(b"0X"));
+    let Some(hex) = hex else {
+        if body.first().is_some_and(|c| !c.is_ascii_digit()) {
+            return None;
+        }
+        return parse_decimal(body).map(|(_, v)| (neg, v));
+    };
+    if hex.is_empty() || hex.len() > 16 {
+        return None;
+    }
+    let mut v: u64 = 0;
+    for &d in hex {
+        v = v << 4 | u64::from((d as char).to_digit(16)?);
+    }
+    Some((neg, v))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_decimal;
+    use super::{parse_decimal, parse_hash};
+
+    #[test]
+    fn hash_strings() {
+        assert_eq!(parse_hash(b"#123"), Some((false, 123)));
+        assert_eq!(parse_hash(b"#-9007199254740993"), Some((true, 9007199254740993)));
+        assert_eq!(parse_hash(b"#0x20000000000001"), Some((false, 0x20000000000001)));
+        assert_eq!(parse_hash(b"#-0X10"), Some((true, 16)));
+        assert_eq!(parse_hash(b"#0xFFFFFFFFFFFFFFFF"), Some((false, u64::MAX)));
+        assert_eq!(parse_hash(b"#0x10000000000000000"), None);
+        assert_eq!(parse_hash(b"123"), None);
+        assert_eq!(parse_hash(b"#"), None);
+        assert_eq!(parse_hash(b"#0x"), None);
+        assert_eq!(parse_hash(b"#--1"), None);
+        assert_eq!(parse_hash(b"#+1"), None);
+        assert_eq!(parse_hash(b"#0xg"), None);
+    }
 
     #[test]
     fn decimal_strings() {

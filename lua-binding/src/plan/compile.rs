@@ -217,6 +217,16 @@ impl Compiler {
         };
         let default =
             if card == Card::Single && oneof == NO_ONEOF { default_of(&f.default_value()) } else { DefaultValue::None };
+        let implicit = card == Card::Single
+            && match feat {
+                Some(x) => {
+                    x.presence == Presence::Implicit
+                        && !matches!(kind, Kind::Message | Kind::Group)
+                        && oneof == NO_ONEOF
+                        && matches!(f, Member::Field(_))
+                }
+                None => !f.supports_presence(),
+            };
         Ok(FieldPlan {
             number: f.number(),
             default,
@@ -229,16 +239,8 @@ impl Compiler {
                 Some(x) => x.presence == Presence::LegacyRequired,
                 None => f.cardinality() == Cardinality::Required,
             },
-            implicit: card == Card::Single
-                && match feat {
-                    Some(x) => {
-                        x.presence == Presence::Implicit
-                            && !matches!(kind, Kind::Message | Kind::Group)
-                            && oneof == NO_ONEOF
-                            && matches!(f, Member::Field(_))
-                    }
-                    None => !f.supports_presence(),
-                },
+            implicit,
+            skip_zero: implicit,
             key_id,
             sub,
             tag,

@@ -166,8 +166,12 @@ pub struct FieldPlan {
     /// `required` (proto2); checked by the later proto2 work.
     pub required: bool,
     /// Singular field without explicit presence (proto3 plain scalar):
-    /// encode leaves it out when it holds the zero value.
+    /// it holds the zero value when absent.
     pub implicit: bool,
+    /// Binary encode leaves the field out when it holds the zero value:
+    /// [`Self::implicit`], unless the schema was loaded with
+    /// `encode_zeros` (see [`Plans::write_zeros`]).
+    pub skip_zero: bool,
     /// Index of the Lua key string in the schema's key table (1-based).
     pub key_id: i32,
     /// Sub-message or enum index (see [`Kind`]); for maps the entry message.
@@ -403,6 +407,9 @@ pub struct Plans {
     /// Interned Lua key strings (field names, then enum value names) in
     /// key-id order (key id = index + 1).
     pub keys: Vec<Box<str>>,
+    /// Option `hash_int64`: encode also takes lua-protobuf's `'#'` strings
+    /// for 64-bit integer fields.
+    pub hash_int64: bool,
 }
 
 impl Plans {
@@ -416,5 +423,56 @@ impl Plans {
     pub fn enum_index(&self, name: &str) -> Option<usize> {
         let name = name.strip_prefix('.').unwrap_or(name);
         self.enums.iter().position(|e| &*e.full_name == name)
+    }
+
+    /// Option `encode_zeros`: binary encode writes every implicit-presence
+    /// field the table holds, zero or not (lua-protobuf's
+    /// `encode_default_values`). Map entries keep leaving zeros out, as
+    /// lua-protobuf's do.
+    pub fn write_zeros(&mut self) {
+        for m in self.messages.iter_mut().filter(|m| !m.is_map_entry) {
+            for f in m.fields.iter_mut() {
+                f.skip_zero = false;
+            }
+        }
+    }
+
+    /// The Lua key of field `f` of these plans: its name, unless
+    /// [`Self::short_ext_keys`] gave it another.
+    pub fn key_of<'a>(&'a self, f: &'a FieldPlan) -> &'a str {
+        self.keys.get((f.key_id as usize).wrapping_sub(1)).map_or(&f.name, |k| k)
+    }
+
+    /// Option `ext_keys = 'short'`: an extension's Lua key is its short
+    /// name (`note` for `[pkg.note]`), as lua-protobuf has it, when no
+    /// field and no other extension of the message has that name (those
+    /// keep the full key). Only the key changes: [`FieldPlan::name`] stays
+    /// the bracketed full name, which the text format and reflection use.
+    pub fn short_ext_keys(&mut self) {
+        let mut ids: std::collections::HashMap<Box<str>, i32> =
+            self.keys.iter().enumerate().map(|(i, k)| (k.clone(), i as i32 + 1)).collect();
+        for m in self.messages.iter_mut() {
+            let short = |f: &FieldPlan| -> Option<Box<str>> {
+                let full = f.name.strip_prefix('[')?.strip_suffix(']')?;
+                Some(full.rsplit('.').next().unwrap_or(full).into())
+            };
+            let taken =
+                |name: &str| m.fields.iter().filter(|g| short(g).as_deref() == Some(name) || *g.name == *name).count();
+            let renames: Vec<(usize, Box<str>)> = m
+                .fields
+                .iter()
+                .enumerate()
+                .filter_map(|(i, f)| short(f).map(|n| (i, n)))
+                .filter(|(_, n)| taken(n) == 1)
+                .collect();
+            for (i, n) in renames {
+                let next = self.keys.len() as i32 + 1;
+                let id = *ids.entry(n.clone()).or_insert_with(|| {
+                    self.keys.push(n);
+                    next
+                });
+                m.fields[i].key_id = id;
+            }
+        }
     }
 }

@@ -48,6 +48,15 @@ pub struct LoadOptions {
     /// The JSON methods' own options (`json_names`, `emit_defaults`,
     /// `ignore_unknown`, `indent`: `crate::api::json`).
     pub json: JsonLoadOptions,
+    /// Binary encode writes implicit-presence fields the table holds even
+    /// when zero (`encode_zeros`; load only: it is in the plans).
+    pub encode_zeros: bool,
+    /// Encode takes lua-protobuf's `'#'`-prefixed 64-bit integer strings
+    /// (`hash_int64`; load only).
+    pub hash_int64: bool,
+    /// Extensions' Lua keys are their short names where unique
+    /// (`ext_keys = 'short'`; load only).
+    pub short_ext_keys: bool,
 }
 
 /// The JSON options, at load and per call.
@@ -156,6 +165,9 @@ impl Default for LoadOptions {
             constructors: true,
             strategies: Strategies::ALL,
             json: JsonLoadOptions::DEFAULT,
+            encode_zeros: false,
+            hash_int64: false,
+            short_ext_keys: false,
         }
     }
 }

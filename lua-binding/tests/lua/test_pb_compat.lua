@@ -47,7 +47,8 @@ local function fresh(fn)
         protoc.reload()
         local ok, err = pcall(fn)
         for _, o in ipairs({ 'enum_as_name', 'int64_as_number', 'auto_default_values', 'disable_hooks',
-            'disable_enchooks', 'no_decode_default_array', 'no_decode_default_message', 'strict' }) do
+            'disable_enchooks', 'no_decode_default_array', 'no_decode_default_message', 'strict',
+            'no_encode_default_values' }) do
             pb.option(o)
         end
         pb.state(old)
@@ -118,6 +119,59 @@ message Holder { extend Base { optional int32 inner_ext = 101; } }
     T.eq(pb.decode('ex.Base', bytes), { a = 1, note = 'n', inner_ext = 5 })
     T.eq({ pb.field('ex.Base', 'note') }, { 'note', 100, 'string', nil, 'optional' })
     T.eq(pb.field('ex.Base', 101), 'inner_ext')
+    -- protolua's bracketed key is not a field here (lua-protobuf ignores it).
+    T.eq(pcall(pb.encode, 'ex.Base', { ['[ex.note]'] = 'n' }), false)
+    pb.option('lax')
+    T.eq(pb.encode('ex.Base', { a = 1, ['[ex.note]'] = 'n' }), '\8\1')
+    pb.option('strict')
+    -- Two extensions of one message with the same name: both keep the
+    -- bracketed key.
+    assert(protoc.new():load([[
+syntax = "proto2";
+package dup;
+message Base { extensions 100 to 200; }
+extend Base { optional string same = 100; }
+message In { extend Base { optional int32 same = 101; } }
+]], 'dup.proto'))
+    T.eq(pb.field('dup.Base', 'same'), nil)
+    local b = pb.encode('dup.Base', { ['[dup.same]'] = 's', ['[dup.In.same]'] = 3 })
+    T.eq(T.hex(b), 'a2060173a80603')
+    T.eq(pb.decode('dup.Base', b), { ['[dup.same]'] = 's', ['[dup.In.same]'] = 3 })
+end))
+
+T.test('pb: encode_default_values writes the zeros a table holds', fresh(function()
+    assert(protoc.new():load([[
+syntax = "proto3";
+enum E { ZERO = 0; ONE = 1; }
+message Z {
+  int32 i = 1; string s = 2; bool b = 3; double d = 4; E e = 5; float f = 6;
+  sint64 z = 7; bytes y = 8; fixed32 x = 9; int64 big = 10;
+  Z sub = 11; repeated int32 r = 12; map<int32, int32> m = 13;
+  optional int32 o = 14; oneof k { int32 u = 15; }
+}
+]], 'zeros.proto'))
+    local zeros = { i = 0, s = '', b = false, d = 0, e = 'ZERO', f = 0, z = 0, y = '', x = 0, big = 0 }
+    T.eq(pb.encode('Z', zeros), '')
+    pb.option('encode_default_values')
+    -- lua-protobuf (pb.c lpbE_ignorezero): every proto3 singular scalar
+    -- or enum present in the table, zero or not; absent ones still not.
+    local all = '0800' .. '1200' .. '1800' .. '210000000000000000' .. '2800' .. '3500000000'
+        .. '3800' .. '4200' .. '4d00000000' .. '5000'
+    T.eq(T.hex(pb.encode('Z', zeros)), all)
+    T.eq(T.hex(pb.encode('.Z', zeros)), all)
+    T.eq(T.hex(pb.encode('Z', { i = 0 })), '0800')
+    T.eq(pb.encode('Z', {}), '')
+    -- Sub-messages too; proto3 optional and oneof members are written
+    -- either way; repeated zeros always were.
+    T.eq(T.hex(pb.encode('Z', { sub = { i = 0, s = '' } })), '5a0408001200')
+    T.eq(T.hex(pb.encode('Z', { o = 0, u = 0, r = { 0 } })), '6201007000' .. '7800')
+    T.eq(pb.decode('Z', pb.encode('Z', { m = { [0] = 0 } })).m, { [0] = 0 })
+    local t = pb.decode('Z', pb.fromhex(all))
+    T.eq(t.e, 'ZERO')
+    T.eq(t.s, '')
+    pb.option('no_encode_default_values')
+    T.eq(pb.encode('Z', zeros), '')
+    T.eq(T.hex(pb.encode('Z', { sub = { i = 0, s = '' } })), '5a00')
 end))
 
 T.test('pb: decode into a table fills no defaults', fresh(function()
@@ -161,6 +215,24 @@ T.test('pb: type, types, fields, field, enum', fresh(function()
     local ok, err = pcall(pb.encode, 'demo.Nope', {})
     T.eq(ok, false)
     assert(tostring(err):find("type 'demo.Nope' does not exists", 1, true), err)
+    -- Names that are not strings, extra arguments, data that is not a
+    -- string, right after a type the entry points remember.
+    T.eq(pb.decode('demo.Person', pb.encode('demo.Person', { id = 1 })).id, 1)
+    for _, bad in ipairs({ 1, true, {}, nil }) do
+        T.eq(pcall(pb.encode, bad, {}), false)
+        T.eq(pcall(pb.decode, bad, ''), false)
+    end
+    T.eq(pb.encode('demo.Person', { id = 1 }, nil), '\16\1')
+    T.eq(pb.decode('demo.Person', nil).id, 0)
+    T.eq(pcall(pb.encode, 'demo.Person', 5), false)
+    T.eq(pcall(pb.decode, 'demo.Person', 5), false)
+    -- A long name (not interned on 5.4) and one reached through another.
+    local long = 'demo.' .. string.rep('L', 60)
+    assert(protoc.new():load('syntax = "proto3"; package demo; message ' .. long:sub(6) .. ' { int32 v = 1; }', 'long.proto'))
+    for _ = 1, 3 do
+        T.eq(pb.decode(long, pb.encode(long, { v = 2 })).v, 2)
+        T.eq(pb.decode('demo.Person', pb.encode('demo.Person', { id = 3 })).id, 3)
+    end
 end))
 
 T.test('pb: proto2 defaults and the default-value options', fresh(function()
@@ -439,6 +511,81 @@ T.test('protoc: unknown_import', fresh(function()
     end
     assert(q:load('syntax = "proto3"; import "gone.proto"; message H { Gone g = 1; }', 'h.proto'))
     T.eq(pb.decode('H', pb.encode('H', { g = { z = 2 } })).g.z, 2)
+end))
+
+T.test('protoc: unknown_type', fresh(function()
+    local src = [[
+syntax = "proto3";
+package app;
+message M {
+  Ext.Thing t = 1;
+  repeated Other o = 2;
+  map<string, Other> m = 3;
+  Kind k = 4;
+}
+service S { rpc Get(Req) returns (M); }
+]]
+    local p = protoc.new()
+    T.eq(pcall(p.parse, p, src, 'u.proto'), false)
+    -- true: each unknown name is a message of that name from the root.
+    p.unknown_type = true
+    local info = p:parse(src, 'u.proto')
+    local f = info.message_type[1].field
+    T.eq({ f[1].type, f[1].type_name }, { 11, '.Ext.Thing' })
+    T.eq({ f[2].type, f[2].type_name }, { 11, '.Other' })
+    T.eq({ f[4].type, f[4].type_name }, { 11, '.Kind' })
+    T.eq(info.service[1].method[1].input_type, '.Req')
+    -- The stand-ins are not imports of the file, as with lua-protobuf.
+    T.eq(info.dependency or {}, {})
+    -- A pattern: only matching names.
+    local q = protoc.new()
+    q.unknown_type = '^Ext%.'
+    local ok, err = pcall(q.parse, q, src, 'u.proto')
+    T.eq(ok, false)
+    assert(tostring(err):find("'Other'", 1, true), err)
+    -- A function: its name (with or without the dot) and kind; nil refuses.
+    local asked = {}
+    local r = protoc.new()
+    r.unknown_type = function(self, name)
+        T.eq(self, r)
+        asked[#asked + 1] = name
+        if name == 'Kind' then return 'ext.Kind', 'enum' end
+        if name == 'Nope' then return nil end
+        return '.ext.' .. name:gsub('%.', '_')
+    end
+    info = r:parse(src, 'u.proto')
+    f = info.message_type[1].field
+    T.eq({ f[1].type, f[1].type_name }, { 11, '.ext.Ext_Thing' })
+    T.eq({ f[4].type, f[4].type_name }, { 14, '.ext.Kind' })
+    T.eq(info.message_type[1].nested_type[1].field[2].type_name, '.ext.Other')
+    table.sort(asked)
+    T.eq(asked, { 'Ext.Thing', 'Kind', 'Other', 'Other', 'Req' })
+    ok, err = pcall(r.parse, r, 'syntax = "proto3"; message N { Nope n = 1; }', 'n.proto')
+    T.eq(ok, false)
+    assert(tostring(err):find("'Nope' is not defined", 1, true), err)
+    -- A full name is never asked about, as with lua-protobuf.
+    ok = pcall(r.parse, r, 'syntax = "proto3"; message F { .gone.X x = 1; }', 'f.proto')
+    T.eq(ok, false)
+    -- A bad answer is an error, not a loop.
+    local b = protoc.new()
+    b.unknown_type = function() return 'not a name!' end
+    ok, err = pcall(b.parse, b, src, 'u.proto')
+    T.eq(ok, false)
+    assert(tostring(err):find('not a type name', 1, true), err)
+    b.unknown_type = function() return 'M' end
+    T.eq(b:parse('syntax = "proto3"; message M { Self s = 1; }', 's.proto').message_type[1].field[1].type_name, '.M')
+    -- Loaded: the stand-ins are empty messages (an enum: one zero value),
+    -- so the fields encode and decode.
+    assert(r:load(src, 'u.proto'))
+    local bytes = pb.encode('app.M', { t = {}, o = { {}, {} }, k = 0 })
+    T.eq(T.hex(bytes), '0a00' .. '1200' .. '1200')
+    T.eq(pb.decode('app.M', bytes).o, { {}, {} })
+    -- An extension of an unknown message: the stand-in takes any.
+    local e = protoc.new()
+    e.unknown_type = true
+    assert(e:load('syntax = "proto2"; message Holder { extend Nest { optional string ext_name = 100; } optional int32 id = 1; }', 'ext.proto'))
+    T.eq(pb.type('Holder'), '.Holder')
+    T.eq(pb.decode('Nest', pb.encode('Nest', { ext_name = 'x' })).ext_name, 'x')
 end))
 
 T.test('pb: the migration program runs unchanged', function()

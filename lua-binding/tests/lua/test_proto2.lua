@@ -126,6 +126,31 @@ T.test('extensions: read and written under [full.name], in field-number order', 
         function() return P2:encode('proto2_basic.BenchPayload', { id = 1, name = 'x', ['[proto2_basic.ext_inner]'] = {} }) end)
 end)
 
+T.test("load options for protolua.pb: ext_keys = 'short', hash_int64", function()
+    local S = protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds', { ext_keys = 'short', hash_int64 = true })
+    local B = S:message('proto2_basic.BenchPayload')
+    local t = { id = 1, name = 'x', ext_comment = 'c', ext_ids = { 5, 6 } }
+    local bin = B:encode(t)
+    -- The same bytes as under the full keys; decode gives the short keys.
+    T.eq(T.hex(bin), hx('0801 120178 a20601 63 a80605 a80606'))
+    T.eq(B:decode(bin), t)
+    T.raises('unknown field "[proto2_basic.ext_comment]"',
+        function() return B:encode({ id = 1, name = 'x', ['[proto2_basic.ext_comment]'] = 'c' }) end)
+    -- The text format and JSON still name extensions in full.
+    assert(B:binary_to_text(bin):find('[proto2_basic.ext_comment]', 1, true))
+    assert(B:encode_json(t):find('[proto2_basic.ext_comment]', 1, true))
+    -- '#' strings (lua-protobuf's 64-bit form), decimal or hex, range-checked.
+    T.eq(B:encode({ id = 1, name = 'x', big = '#0x20000000000001' }), B:encode({ id = 1, name = 'x', big = '9007199254740993' }))
+    T.eq(B:encode({ id = 1, name = 'x', timestamp = '#-16' }), B:encode({ id = 1, name = 'x', timestamp = -16 }))
+    T.raises('out of range', function() return B:encode({ id = 1, name = 'x', big = '#-1' }) end)
+    T.raises('#12x', function() return B:encode({ id = 1, name = 'x', big = '#12x' }) end)
+    -- Off by default.
+    T.raises('#5', function() return P2:encode('proto2_basic.BenchPayload', { id = 1, name = 'x', big = '#5' }) end)
+    T.raises('unknown field "ext_comment"',
+        function() return P2:encode('proto2_basic.BenchPayload', { id = 1, name = 'x', ext_comment = 'c' }) end)
+    T.raises('ext_keys', function() return protolua.load_file(FIXTURES .. '/descriptors/proto2_basic.fds', { ext_keys = 'x' }) end)
+end)
+
 T.test('editions 2023: features resolve packing, delimited encoding, presence', function()
     local C = protolua.load_file(FIXTURES .. '/descriptors/conformance.fds')
     local M = 'protobuf_test_messages.editions.TestAllTypesEdition2023'

@@ -223,6 +223,45 @@ local t = pb.decode('demo.Person', encoded[4])
 out('oneof key round trip', pb.decode('demo.Person', pb.encode('demo.Person', t)))
 pb.option('no_encode_order')
 
+-- encode_default_values: one field per table (lua-protobuf writes fields
+-- in table order), zero values and not.
+pb.option('encode_default_values')
+for _, f in ipairs({ { name = '' }, { id = 0 }, { big = 0 }, { ubig = 0 }, { s64 = 0 }, { f64 = 0 }, { d = 0 },
+    { f = 0 }, { ok = false }, { raw = '' }, { main = { number = '' } }, { nums = { 0 } }, { pager = 0 }, { id = 5 },
+    { phones = { { kind = 'MOBILE' } } } }) do
+    local k = next(f)
+    out('encode_default_values ' .. k, pb.tohex(pb.encode('demo.Person', f)))
+end
+out('encode_default_values Old', pb.tohex(pb.encode('Old', { plain = 0 })))
+pb.option('no_encode_default_values')
+out('no_encode_default_values', pb.tohex(pb.encode('demo.Person', { id = 0, name = '', main = { number = '' } })))
+
+-- protoc's unknown_type: what the parsed descriptor says of each reference.
+local function refs(info)
+    local r = {}
+    for _, m in ipairs(info.message_type or {}) do
+        for _, f in ipairs(m.field or {}) do r[#r + 1] = m.name .. '.' .. f.name .. '=' .. tostring(f.type) .. ':' .. tostring(f.type_name) end
+    end
+    return r
+end
+local UT = [[
+syntax = "proto3";
+package ut;
+message M { Ext.Thing t = 1; repeated Other o = 2; int32 n = 3; }
+]]
+for _, h in ipairs({ 'true', 'pattern', 'function', 'nil' }) do
+    local q = protoc.new()
+    if h == 'true' then q.unknown_type = true
+    elseif h == 'pattern' then q.unknown_type = '^%u'
+    elseif h == 'function' then q.unknown_type = function(_, name) return '.far.' .. name end
+    end
+    local ok, info = pcall(q.parse, q, UT, 'ut_' .. h .. '.proto')
+    out('unknown_type ' .. h, ok and refs(info) or 'ERROR')
+end
+local qp = protoc.new()
+qp.unknown_type = '^Ext'
+out('unknown_type pattern miss', (pcall(qp.parse, qp, UT, 'ut_miss.proto')))
+
 -- Hex and load results.
 out('tohex', pb.tohex('\0\1\171\255'), pb.fromhex('00 01 ab FF'), pb.fromhex('0aB'))
 out('load garbage', (select(1, pb.load('\10\5ab'))), (select(2, pb.load('\10\5ab'))))

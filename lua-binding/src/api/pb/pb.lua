@@ -9,12 +9,15 @@
 -- default metatables, default sub-messages) is done by a walk over the
 -- decoded table, run only when one of those is enabled.
 local protolua = require('protolua')
--- The walks' constructor (walk.lua), passed by the loader.
-local make_walk = ...
+-- The walks' constructor (walk.lua) and the native entry points'
+-- constructors (mod.rs: native.encode(fast, slow), native.decode), passed
+-- by the loader.
+local make_walk, native = ...
 -- The fast paths: type name (both spellings) -> bound encode/decode method
 -- and handle of each type whose plain call is the whole job (try_fn: an
 -- encode that retries through the walk when refused). Cleared by bump().
-local fast = { enc_fn = {}, enc_h = {}, dec_fn = {}, dec_h = {}, try_fn = {}, lit_e = {} }
+-- enc_c/dec_c: the same plain types' entries for the native entry points.
+local fast = { enc_fn = {}, enc_h = {}, dec_fn = {}, dec_h = {}, try_fn = {}, lit_e = {}, enc_c = {}, dec_c = {} }
 
 local type, pairs, ipairs, rawget, rawset, setmetatable, tostring, tonumber, error, pcall =
     type, pairs, ipairs, rawget, rawset, setmetatable, tostring, tonumber, error, pcall
@@ -28,6 +31,17 @@ local has_int = math.type ~= nil and math.type(1) == 'integer'
 local desc = protolua.parse('syntax = "proto2"; import "google/protobuf/descriptor.proto";',
     { name = 'protolua/pb_descriptor.proto', enums = 'number', int64 = 'string' })
 local FDS = desc:message('google.protobuf.FileDescriptorSet')
+
+-- pb.encode, and pb.decode but on LuaJIT, are C entry points (below),
+-- which remember the last type each served (`last`, reset with the
+-- entries). LuaJIT's decode stays the Lua function: Msg:decode's own
+-- upvalues give its root fast path cached table constructors, which the
+-- entry point cannot reach. (PROTOLUA_PB_NATIVE=0/1 forces either way,
+-- for tests and measuring.)
+local force = os.getenv('PROTOLUA_PB_NATIVE')
+local use_native = native and force ~= '0'
+local native_decode = use_native and (not jit or force == '1')
+local last = use_native and native.last() or nil
 
 -- Field type numbers (FieldDescriptorProto.Type) to lua-protobuf's names.
 local TYPE_NAMES = {
@@ -55,6 +69,7 @@ local function bump()
     for _, t in pairs(fast) do
         for k in pairs(t) do t[k] = nil end
     end
+    if last then native.reset(last) end
 end
 
 local OPTIONS = {
@@ -218,11 +233,18 @@ local function index_types(st)
         end
     end
     -- Extensions are fields of the extended message under their own name,
-    -- as lua-protobuf has them; protolua's table key is '[full.name]'.
+    -- as lua-protobuf has them, where no field and no other extension of
+    -- the message has that name (protolua's ext_keys = 'short' rule); the
+    -- others keep protolua's key '[full.name]' and are not listed.
+    local count = {}
+    for _, x in ipairs(exts) do
+        local k = (x[1].extendee or '') .. ' ' .. x[1].name
+        count[k] = (count[k] or 0) + 1
+    end
     for _, x in ipairs(exts) do
         local f, scope = x[1], x[2]
         local target = types[f.extendee or '']
-        if target and target.by_name[f.name] == nil then
+        if target and target.by_name[f.name] == nil and count[f.extendee .. ' ' .. f.name] == 1 then
             local item = field_item(f, x[3], {})
             item.ext_key = '[' .. (scope .. '.' .. f.name):gsub('^%.', '') .. ']'
             target.fields[#target.fields + 1] = item
@@ -335,36 +357,27 @@ local function schema_for(st, native)
     local lax = opt.lax
     local int64 = opt.int64 == 'number' and int64_mode_native or 'string'
     local enums = opt.enum_as_value and 'number' or 'name'
-    local sig = concat({ enums, int64, defaults, tostring(empty), tostring(lax) }, ',')
+    local zeros = opt.encode_default_values
+    local sig = concat({ enums, int64, defaults, tostring(empty), tostring(lax), tostring(zeros) }, ',')
     local s = st.schemas[sig]
     if not s then
         s = protolua.load(st.bytes, {
             enums = enums, int64 = int64, defaults = defaults, empty = empty,
             unknown = 'drop', strict_keys = not lax, required = not lax, utf8 = not lax,
+            encode_zeros = zeros, hash_int64 = true, ext_keys = 'short',
         })
         st.schemas[sig] = s
     end
     return s
 end
 
--- Whether a oneof or an extension occurs in the message or below it.
+-- Whether a oneof occurs in the message or below it.
 local function reaches_oneof(e, st, seen)
-    if e.has_oneof or e.has_ext then return true end
+    if e.has_oneof then return true end
     seen[e] = true
     for _, f in ipairs(e.fields) do
         local sub = f.is_msg and st.types[f.ref]
         if sub and not seen[sub] and reaches_oneof(sub, st, seen) then return true end
-    end
-    return false
-end
-
--- Whether a 64-bit integer field occurs in the message or below it.
-local function reaches_int64(e, st, seen)
-    seen[e] = true
-    for _, f in ipairs(e.fields) do
-        if f.is64 then return true end
-        local sub = f.is_msg and st.types[f.ref]
-        if sub and not seen[sub] and reaches_int64(sub, st, seen) then return true end
     end
     return false
 end
@@ -395,10 +408,8 @@ end
 local function classify(e, st)
     e.native = pure_proto3(e, st, {})
     e.p2 = pure_proto2(e, st, {})
+    -- Decode sets oneof name keys, which encode may meet again.
     e.oneof_walk = reaches_oneof(e, st, {})
-    -- Encode may meet '#' int64 strings, oneof name keys or extension
-    -- names: it runs protected, to retry through the walk.
-    e.enc_retry = e.oneof_walk or reaches_int64(e, st, {})
 end
 
 local function prepare(e, st)
@@ -406,6 +417,7 @@ local function prepare(e, st)
     e.h = schema_for(st, e.native):message(e.full)
     -- The bound methods, fetched once (a handle's __index is a lookup).
     e.enc, e.dec = e.h.encode, e.h.decode
+    e.entry = last and native.entry(e.enc) or nil
     e.ver = version
     -- What the walk fills: nothing, 'auto' (proto3 messages), 'values'
     -- (every message), 'arrays' (proto3 arrays and maps, for metatables).
@@ -423,17 +435,21 @@ local function prepare(e, st)
     e.walk = opt.int64 ~= 'number' or opt.defaults == 'metatable' or opt.decode_default_message
         or (opt.dec_hooks and next(st.hooks) ~= nil) or e.fill
         or st.defs['*map'] ~= nil or st.defs['*array'] ~= nil
-    -- Only oneof keys and extension names to set: the light walk.
+    -- Only oneof name keys to set: the light walk.
     e.light = not e.walk and e.oneof_walk
     e.walk = e.walk or e.oneof_walk
-    e.enc_walk = (opt.enc_hooks and next(st.enchooks) ~= nil) or opt.int64 ~= 'number' or opt.lax
+    -- '#' int64 strings and extension short names are the schema's own
+    -- (hash_int64, ext_keys = 'short'): only encode hooks need the walk,
+    -- and only oneof name keys (refused when strict) a protected retry.
+    e.enc_walk = opt.enc_hooks and next(st.enchooks) ~= nil
+    e.enc_retry = e.oneof_walk and not opt.lax
     e.enc_plain = not e.enc_walk and not e.enc_retry
     e.dec_plain = not e.walk
     if st == cur then
         for _, n in ipairs({ e.name, e.name:sub(2) }) do
-            if e.enc_plain then fast.enc_fn[n], fast.enc_h[n] = e.enc, e.h end
+            if e.enc_plain then fast.enc_fn[n], fast.enc_h[n], fast.enc_c[n] = e.enc, e.h, e.entry end
             if not e.enc_walk and e.enc_retry then fast.try_fn[n], fast.enc_h[n] = e.enc, e.h end
-            if e.dec_plain then fast.dec_fn[n], fast.dec_h[n] = e.dec, e.h end
+            if e.dec_plain then fast.dec_fn[n], fast.dec_h[n], fast.dec_c[n] = e.dec, e.h, e.entry end
             if e.light then fast.lit_e[n] = e end
         end
     end
@@ -493,8 +509,8 @@ local function encode_slow(name, t)
     if not e.enc_retry then return e.enc(e.h, t) end
     local ok, bytes = pcall(e.enc, e.h, t)
     if ok then return bytes end
-    -- '#' int64 strings and decode's oneof name keys are taken by the walk,
-    -- run only when the plain encode refuses the table.
+    -- Decode's oneof name keys are taken by the walk, run only when the
+    -- plain encode refuses the table.
     local ok2, walked = pcall(W.pre, e, t, st)
     if not ok2 or walked == t then error(bytes, 0) end
     return e.enc(e.h, walked)
@@ -503,7 +519,7 @@ end
 --- pb.encode(type, t): the message's bytes.
 local enc_fn, enc_h, dec_fn, dec_h, try_fn = fast.enc_fn, fast.enc_h, fast.dec_fn, fast.dec_h, fast.try_fn
 
-function pb.encode(name, t)
+local function lua_encode(name, t)
     local f = enc_fn[name]
     if f then return f(enc_h[name], t) end
     f = try_fn[name]
@@ -537,13 +553,20 @@ end
 --- pb.decode(type, data [, t]): the decoded table (merged into `t` if given).
 local lit_e, light = fast.lit_e, W.light
 
-function pb.decode(name, data, into)
+local function lua_decode(name, data, into)
     local f = dec_fn[name]
     if f and into == nil and data then return f(dec_h[name], data) end
     local e = lit_e[name]
     if e and into == nil and data then return light(e, e.dec(e.h, data), cur) end
     return decode_slow(name, data, into)
 end
+
+-- The C entry points serve the types in enc_c/dec_c with no Lua call in
+-- between (on an interpreted Lua that call costs about a fifth of
+-- encoding a small message) and call the Lua functions above for the
+-- rest.
+pb.encode = use_native and native.encode(fast.enc_c, lua_encode, FDS.encode, last) or lua_encode
+pb.decode = native_decode and native.decode(fast.dec_c, lua_decode, FDS.encode, last) or lua_decode
 
 local INTO_OPTS = { defaults = 'none', empty = false }
 

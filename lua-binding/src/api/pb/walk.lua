@@ -1,8 +1,9 @@
 -- protolua.pb's walks over Lua tables (docs/PB_COMPAT.md): what protolua's
 -- own options cannot express, run only when an option asks for it. Decode:
 -- hooks, lua-protobuf's '#' int64 strings, default metatables and values,
--- default sub-messages, oneof name keys. Encode: hooks and '#' strings, the
--- caller's tables copied where changed, never written.
+-- default sub-messages, oneof name keys. Encode: hooks and '#' strings
+-- (which the schema also takes itself), oneof name keys; the caller's
+-- tables copied where changed, never written.
 --
 -- This chunk returns a constructor; pb.lua calls it with its option table
 -- and helpers. Lua 5.1 compatible.
@@ -148,15 +149,6 @@ end
 
 post_message = function(e, t, st, depth)
     if depth > 200 then error('pb.decode: message nested too deeply', 0) end
-    if e.has_ext then
-        for _, f in ipairs(e.fields) do
-            local key = f.ext_key
-            if key and rawget(t, key) ~= nil then
-                rawset(t, f.name, rawget(t, key))
-                rawset(t, key, nil)
-            end
-        end
-    end
     for _, f in ipairs(e.fields) do
         local v = rawget(t, f.name)
         if v ~= nil then
@@ -298,22 +290,12 @@ pre_message = function(e, t, st, depth)
             end
         end
     end
-    if e.has_ext then
-        for _, f in ipairs(e.fields) do
-            local v = rawget(out, f.name)
-            if f.ext_key and v ~= nil then
-                if out == t then out = copy(t) end
-                out[f.ext_key] = v
-                out[f.name] = nil
-            end
-        end
-    end
     return out
 end
 
 ---------------------------------------------------------------------------
--- The light decode walk: only lua-protobuf's oneof name keys and extension
--- names, descending only into fields whose type can hold either.
+-- The light decode walk: only lua-protobuf's oneof name keys, descending
+-- only into fields whose type can hold one.
 
 -- The message type of a field's values (a map's value type), or nil.
 local function value_type(f, st)
@@ -333,12 +315,8 @@ local function light_subs(e, st)
     -- Flat arrays: the walk indexes plainly (decoded tables have no
     -- __index or __newindex), which interpreted Lua runs far faster than
     -- rawget calls.
-    e.ext_keys, e.ext_names, e.oneof_members, e.oneof_names = {}, {}, {}, {}
+    e.oneof_members, e.oneof_names = {}, {}
     for _, f in ipairs(e.fields) do
-        if f.ext_key then
-            e.ext_keys[#e.ext_keys + 1] = f.ext_key
-            e.ext_names[#e.ext_names + 1] = f.name
-        end
         if f.oneof_name then
             e.oneof_members[#e.oneof_members + 1] = f.name
             e.oneof_names[#e.oneof_names + 1] = f.oneof_name
@@ -354,15 +332,7 @@ end
 local function light_message(e, t, st, depth)
     if depth > 200 then error('pb.decode: message nested too deeply', 0) end
     local subs = e.light_subs or light_subs(e, st)
-    local keys, names = e.ext_keys, e.ext_names
-    for i = 1, #keys do
-        local v = t[keys[i]]
-        if v ~= nil then
-            t[names[i]] = v
-            t[keys[i]] = nil
-        end
-    end
-    keys, names = e.oneof_members, e.oneof_names
+    local keys, names = e.oneof_members, e.oneof_names
     for i = 1, #keys do
         if t[keys[i]] ~= nil then t[names[i]] = keys[i] end
     end
@@ -388,7 +358,7 @@ end
 
 return {
     -- The light walk from a root message (hooks off, no '#' strings, no
-    -- defaults to fill: only oneof keys and extension names).
+    -- defaults to fill: only oneof name keys).
     light = function(e, t, st) return light_message(e, t, st, 1) end,
     -- The decode walk from a root message; `fill` is what it fills ('auto',
     -- 'values', 'arrays' or nil, see pb.lua's prepare).

@@ -38,7 +38,7 @@ impl EncodeCtx<'_> {
                     Kind::SInt64 => self.small_integer(Kind::SInt64, v, ty).map(zigzag::encode_zigzag64),
                     Kind::Double => {
                         let x = ffi::lua_tonumber(L, v).to_bits();
-                        if !(f.implicit && x == 0) {
+                        if !(f.skip_zero && x == 0) {
                             w.put_encoded_tag(&f.tag);
                             w.put_fixed64(x);
                         }
@@ -46,7 +46,7 @@ impl EncodeCtx<'_> {
                     }
                     Kind::Float => {
                         let x = (ffi::lua_tonumber(L, v) as f32).to_bits();
-                        if !(f.implicit && x == 0) {
+                        if !(f.skip_zero && x == 0) {
                             w.put_encoded_tag(&f.tag);
                             w.put_fixed32(x);
                         }
@@ -60,7 +60,7 @@ impl EncodeCtx<'_> {
                             _ => self.small_integer(Kind::SFixed64, v, ty),
                         };
                         let Some(i) = i else { return false };
-                        if !(f.implicit && i == 0) {
+                        if !(f.skip_zero && i == 0) {
                             w.put_encoded_tag(&f.tag);
                             if matches!(f.kind, Kind::Fixed32 | Kind::SFixed32) {
                                 w.put_fixed32(i as u32);
@@ -73,7 +73,7 @@ impl EncodeCtx<'_> {
                     _ => None,
                 };
                 let Some(x) = x else { return false };
-                if !(f.implicit && x == 0) {
+                if !(f.skip_zero && x == 0) {
                     w.put_encoded_tag(&f.tag);
                     w.put_varint(x);
                 }
@@ -83,13 +83,13 @@ impl EncodeCtx<'_> {
                 if f.utf8 && self.utf8 && utf8::validate_utf8(s, 0).is_err() {
                     return false;
                 }
-                if !(f.implicit && s.is_empty()) {
+                if !(f.skip_zero && s.is_empty()) {
                     w.put_tagged_len_bytes(&f.tag, s);
                 }
                 true
             } else if ty == ffi::LUA_TBOOLEAN && f.kind == Kind::Bool {
                 let b = ffi::lua_toboolean(L, v) != 0;
-                if b || !f.implicit {
+                if b || !f.skip_zero {
                     w.put_encoded_tag(&f.tag);
                     w.put_varint(b as u64);
                 }
@@ -147,7 +147,7 @@ impl EncodeCtx<'_> {
                 }
                 Kind::String | Kind::Bytes => {
                     let s = self.string_value(f, v, ty)?;
-                    if f.implicit && s.is_empty() {
+                    if f.skip_zero && s.is_empty() {
                         return Ok(());
                     }
                     out.w.put_tagged_len_bytes(&f.tag, s);
@@ -157,7 +157,7 @@ impl EncodeCtx<'_> {
                     let mark = out.w.len();
                     out.w.put_encoded_tag(&f.tag);
                     let zero = self.scalar(f, v, ty, &mut out.w)?;
-                    if f.implicit && zero {
+                    if f.skip_zero && zero {
                         out.w.truncate(mark);
                     }
                     Ok(())

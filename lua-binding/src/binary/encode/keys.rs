@@ -44,8 +44,11 @@ pub struct MessageKeys {
     slots: Box<[(usize, u16)]>,
     /// `64 - log2(slots.len())`: the hash keeps the top bits.
     shift: u32,
-    /// Field indices sorted by name bytes (the by-bytes fallback).
+    /// Field indices sorted by Lua key bytes (the by-bytes fallback).
     by_name: Box<[u16]>,
+    /// Each field's Lua key when some differs from its name (extensions
+    /// under `ext_keys = 'short'`); empty otherwise.
+    keys: Box<[Box<str>]>,
     /// Fields found set by the last encode of this message.
     present: Cell<u16>,
     /// Whether the next encode of this message walks its table (decided
@@ -170,8 +173,14 @@ impl MessageKeys {
             }
             slots[i] = (addr, fi as u16);
         }
+        let keys: Box<[Box<str>]> = if plan.fields.iter().all(|f| plans.key_of(f) == &*f.name) {
+            Box::new([])
+        } else {
+            plan.fields.iter().map(|f| plans.key_of(f).into()).collect()
+        };
         let mut by_name: Vec<u16> = (0..plan.fields.len() as u16).collect();
-        by_name.sort_unstable_by(|&a, &b| plan.fields[a as usize].name.cmp(&plan.fields[b as usize].name));
+        let name = |fi: u16| if keys.is_empty() { &plan.fields[fi as usize].name } else { &keys[fi as usize] };
+        by_name.sort_unstable_by(|&a, &b| name(a).cmp(name(b)));
         // The fetch layout: nested fields in field order, while they fit.
         let mut len = 1 + plan.fields.len();
         let mut nested = vec![0u16; plan.fields.len()];
@@ -189,6 +198,7 @@ impl MessageKeys {
             slots,
             shift,
             by_name: by_name.into_boxed_slice(),
+            keys,
             present: Cell::new(u16::MAX),
             walk: Cell::new(false),
             fetch_len: len.min(u16::MAX as usize) as u16,
@@ -199,10 +209,9 @@ impl MessageKeys {
     /// The field named `bytes`, if any.
     #[cold]
     pub fn by_bytes(&self, plan: &MessagePlan, bytes: &[u8]) -> Option<usize> {
-        self.by_name
-            .binary_search_by(|&fi| plan.fields[fi as usize].name.as_bytes().cmp(bytes))
-            .ok()
-            .map(|i| self.by_name[i] as usize)
+        let name =
+            |fi: u16| if self.keys.is_empty() { &plan.fields[fi as usize].name } else { &self.keys[fi as usize] };
+        self.by_name.binary_search_by(|&fi| name(fi).as_bytes().cmp(bytes)).ok().map(|i| self.by_name[i] as usize)
     }
 }
 
@@ -228,6 +237,7 @@ mod tests {
             utf8: false,
             required: false,
             implicit: true,
+            skip_zero: true,
             key_id,
             sub: 0,
             tag: pbwire::Tag::new(key_id as u32, pbwire::WireType::Varint).unwrap().encode(),
@@ -259,6 +269,7 @@ mod tests {
             }],
             enums: vec![],
             keys: names.iter().map(|&n| n.into()).collect(),
+            hash_int64: false,
         }
     }
 

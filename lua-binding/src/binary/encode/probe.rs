@@ -342,7 +342,7 @@ impl EncodeCtx<'_> {
                     return Err(self.err.set(CodecError::new(ErrorKind::NonStringKey(lua_type_name(kt)), None)));
                 }
                 let k = lua::string_bytes(L, -1);
-                if !plan.fields.iter().any(|f| f.name.as_bytes() == k) {
+                if !plan.fields.iter().any(|f| self.plans.key_of(f).as_bytes() == k) {
                     let s = ShortStr::new(k);
                     ffi::lua_pop(L, 1);
                     return Err(self.err.set(CodecError::new(ErrorKind::UnknownKey(s), None)));

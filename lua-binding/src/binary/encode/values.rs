@@ -182,7 +182,8 @@ impl EncodeCtx<'_> {
                 }
                 ffi::LUA_TSTRING if wide => {
                     let s = lua::string_bytes(L, v);
-                    match int64::parse_decimal(s) {
+                    let hash = || if self.plans.hash_int64 { int64::parse_hash(s) } else { None };
+                    match int64::parse_decimal(s).or_else(hash) {
                         Some((neg, mag)) => (if neg { -(mag as i128) } else { mag as i128 }, false),
                         None => {
                             return Err(self.err.set(CodecError::new(ErrorKind::BadIntString(ShortStr::new(s)), None)));
