@@ -185,9 +185,10 @@ unsafe fn run(
     helpers: c_int,
     op: Op,
 ) -> c_int {
-    // SAFETY: forwarded contract. A nested call (from a finalizer) that
-    // finds the schema's buffers busy goes through a Lua string in
-    // between, on buffers of its own.
+    // SAFETY: forwarded contract. A `decode_json` nested (from a
+    // finalizer) in a call holding the schema's JSON buffers goes through
+    // a Lua string in between, on buffers of its own; `encode_json` sees
+    // to its own nesting.
     unsafe {
         match op {
             Op::BinaryToJson | Op::JsonToBinary => convert(L, inner, msg, arg, opts, helpers, op, op),
