@@ -20,6 +20,7 @@
 //! buffers (from a finalizer) takes buffers of its own and pushes in
 //! protected mode, so that a raise cannot leak them.
 
+use std::cell::Cell;
 use std::fmt::Write as _;
 use std::os::raw::c_int;
 
@@ -91,8 +92,25 @@ pub unsafe extern "C-unwind" fn message_encode_json(L: *mut lua_State) -> c_int 
 /// # Safety
 /// Called by Lua as a C closure made by `push_handle_metatable`.
 pub unsafe extern "C-unwind" fn message_decode_json(L: *mut lua_State) -> c_int {
-    // SAFETY: upvalues as documented in the module doc.
-    unsafe { entry(L, Op::DecodeJson) }
+    // SAFETY: upvalues as `Msg:decode`'s (`push_handle_metatable` binds
+    // both alike), so the decoder's root fast path may read them; the
+    // handle keeps the schema alive.
+    unsafe {
+        let op = Op::DecodeJson;
+        let Some(h) = bound_handle(L) else {
+            raise_fmt(L, format_args!("{}: expected a message handle (call it as Msg:{}(s))", op.name(), op.name()))
+        };
+        let Some(inner) = h.schema.as_deref() else {
+            raise_fmt(L, format_args!("{}: message handle used after collection", op.name()))
+        };
+        let shape = Some(&h.last_shape_json);
+        if inner.json_busy.get() {
+            convert(L, inner, h.index, 2, 3, upvalue(3), Op::JsonToBinary, op);
+            ffi::lua_replace(L, 2);
+            return decode_with(L, inner, h.index, 2, 3, upvalue(1), upvalue(3), shape);
+        }
+        decode_json(L, inner, h.index, 2, 3, upvalue(1), upvalue(3), shape)
+    }
 }
 
 /// `schema:binary_to_json(name, bytes [, opts])`.
@@ -193,7 +211,7 @@ unsafe fn run(
         match op {
             Op::BinaryToJson | Op::JsonToBinary => convert(L, inner, msg, arg, opts, helpers, op, op),
             Op::EncodeJson => encode_json(L, inner, msg, arg, opts, keys, helpers),
-            Op::DecodeJson if !inner.json_busy.get() => decode_json(L, inner, msg, arg, opts, keys, helpers),
+            Op::DecodeJson if !inner.json_busy.get() => decode_json(L, inner, msg, arg, opts, keys, helpers, None),
             Op::DecodeJson => {
                 convert(L, inner, msg, arg, opts, helpers, Op::JsonToBinary, op);
                 ffi::lua_replace(L, arg);
@@ -282,6 +300,7 @@ unsafe fn encode_json(
 ///
 /// # Safety
 /// As [`run`]; `inner.json_busy` clear.
+#[allow(clippy::too_many_arguments)] // the entry points' stack layout, spelled out
 unsafe fn decode_json(
     L: *mut lua_State,
     inner: &SchemaInner,
@@ -290,6 +309,7 @@ unsafe fn decode_json(
     opts: c_int,
     keys: c_int,
     helpers: c_int,
+    last_shape: Option<&Cell<c_int>>,
 ) -> c_int {
     let op = Op::DecodeJson;
     // SAFETY: the checks raise before anything of ours is live; the
@@ -309,7 +329,9 @@ unsafe fn decode_json(
         inner.json_busy.set(true);
         let bufs = &mut *inner.json_bufs.get();
         let fail = match json::json_to_binary_into(&inner.plans, msg, input, &jo, bufs) {
-            Ok(()) => decode_slice(L, inner, msg, bufs.bytes.as_slice(), o, keys, helpers, None).err().map(Fail::Codec),
+            Ok(()) => {
+                decode_slice(L, inner, msg, bufs.bytes.as_slice(), o, keys, helpers, last_shape).err().map(Fail::Codec)
+            }
             Err(e) => Some(Fail::Json(json_error(full_name, op, &e))),
         };
         bufs.trim();

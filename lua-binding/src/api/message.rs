@@ -9,7 +9,8 @@
 //! 2. the handle itself,
 //! 3. the int64 helper table (LuaJIT; an empty table elsewhere).
 //!
-//! `decode` has more: 4. the `__serialize = 'map'` metatable, and, when
+//! `decode` (and `decode_json`, which ends in the same decoder) has more:
+//! 4. the `__serialize = 'map'` metatable, and, when
 //! the message has plain fields with one-byte tags
 //! ([`crate::plan::MessagePlan::plain_by_number`]), 5.–20. the key strings
 //! of its fields 0–15 by number (nil where there is none). The root fast
@@ -50,6 +51,8 @@ pub struct MessageUd {
     /// The shape whose constructor `Msg:decode`'s upvalue
     /// `DECODE_UP_LAST_CTOR` holds (LuaJIT; 0: none yet).
     pub last_shape: Cell<c_int>,
+    /// The same for `Msg:decode_json`'s upvalue (a closure of its own).
+    pub last_shape_json: Cell<c_int>,
 }
 
 /// Userdata payload of a temporary encode buffer (re-entrant encodes).
@@ -540,7 +543,7 @@ pub unsafe fn push_handle_metatable(L: *mut lua_State, handle: c_int, keys: c_in
             ffi::lua_pushvalue(L, keys);
             ffi::lua_pushvalue(L, handle);
             ffi::lua_pushvalue(L, helpers);
-            if name == b"decode" {
+            if name == b"decode" || name == b"decode_json" {
                 lua::push_rawgeti(L, helpers, Helper::MapMt.at());
                 for &k in plain_keys {
                     if k == 0 {

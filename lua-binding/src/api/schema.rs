@@ -302,7 +302,12 @@ pub(crate) unsafe fn push_handle(L: *mut lua_State, inner: &SchemaInner, name_id
         }
         ffi::lua_pop(L, 1);
         let h = ffi::lua_newuserdata(L, size_of::<MessageUd>()) as *mut MessageUd;
-        h.write(MessageUd { schema: None, index: index as u32, last_shape: Default::default() });
+        h.write(MessageUd {
+            schema: None,
+            index: index as u32,
+            last_shape: Default::default(),
+            last_shape_json: Default::default(),
+        });
         let handle = ffi::lua_gettop(L);
         lua::rawgeti(L, state, SchemaSlot::Keys.at());
         lua::rawgeti(L, state, SchemaSlot::Helpers.at());

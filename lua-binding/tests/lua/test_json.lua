@@ -203,3 +203,20 @@ T.test('json: integer arrays, every spelling', function()
     }
     for _, c in ipairs(bad) do T.raises(c[2], T3.json_to_binary, T3, c[1]) end
 end)
+
+-- decode_json shares decode's root fast path (its own constructor cache):
+-- alternating shapes across the two methods never mixes them up.
+T.test('json: decode_json and decode alternate shapes on one handle', function()
+    local shapes = {
+        { name = 'a' }, { age = 3 }, { name = 'b', age = 4 }, { emails = { 'x' } },
+        { name = 'c', lucky_numbers = { 1, 2 } }, {},
+    }
+    for round = 1, 3 do
+        for i, t in ipairs(shapes) do
+            local u = shapes[(i + round) % #shapes + 1]
+            T.eq(Person:decode_json(Person:encode_json(t)), t)
+            T.eq(Person:decode(Person:encode(u)), u)
+            T.eq(hello:decode_json('hello.Person', Person:encode_json(u)), u)
+        end
+    end
+end)
