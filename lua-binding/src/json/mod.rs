@@ -98,10 +98,7 @@ pub fn binary_to_json_into(
     b: &mut JsonBuffers,
 ) -> Result<(), JsonError> {
     b.text.clear();
-    let mut p = print::Printer::with_scratch(plans, opts, &mut b.text, std::mem::take(&mut b.print));
-    let r = p.run(msg, bytes);
-    b.print = p.into_scratch();
-    r
+    print::Printer::new(plans, opts, &mut b.text, &mut b.print).run(msg, bytes)
 }
 
 /// [`json_to_binary`] into `b.bytes` (emptied first), with `b`'s scratch.
@@ -127,7 +124,7 @@ pub fn binary_to_json(
     opts: &JsonOptions,
     out: &mut Vec<u8>,
 ) -> Result<(), JsonError> {
-    print::Printer::new(plans, opts, out).root(msg, bytes)
+    print::Printer::new(plans, opts, out, &mut print::PrintScratch::default()).run(msg, bytes)
 }
 
 /// Parse the JSON `text` as message `msg`, appending its protobuf encoding

@@ -71,7 +71,7 @@ pub struct Printer<'a> {
     opts: &'a JsonOptions,
     o: Out<'a>,
     depth: u32,
-    s: PrintScratch,
+    s: &'a mut PrintScratch,
 }
 
 fn wire_err(e: pbwire::Error) -> JsonError {
@@ -88,31 +88,16 @@ fn utf8(s: &[u8]) -> Result<&[u8], JsonError> {
 }
 
 impl<'a> Printer<'a> {
-    /// A printer appending to `out`.
-    pub fn new(plans: &'a Plans, opts: &'a JsonOptions, out: &'a mut Vec<u8>) -> Self {
-        Self::with_scratch(plans, opts, out, PrintScratch::default())
-    }
-
-    /// [`Printer::new`] with the buffers of an earlier printer.
-    pub fn with_scratch(plans: &'a Plans, opts: &'a JsonOptions, out: &'a mut Vec<u8>, mut s: PrintScratch) -> Self {
+    /// A printer appending to `out`, with `s` as its scratch buffers
+    /// (kept between calls so that a steady state allocates nothing).
+    pub fn new(plans: &'a Plans, opts: &'a JsonOptions, out: &'a mut Vec<u8>, s: &'a mut PrintScratch) -> Self {
         s.oneofs.clear();
         Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0, s }
     }
 
     /// Print message `msg` from its encoding `bytes`.
-    pub fn root(mut self, msg: u32, bytes: &[u8]) -> R {
-        self.message(msg, bytes)
-    }
-
-    /// Print message `msg` from its encoding `bytes`; the buffers stay in
-    /// `self` ([`Printer::into_scratch`]).
     pub fn run(&mut self, msg: u32, bytes: &[u8]) -> R {
         self.message(msg, bytes)
-    }
-
-    /// The buffers, for the next printer.
-    pub fn into_scratch(self) -> PrintScratch {
-        self.s
     }
 
     fn take_occ<'b>(&mut self) -> Vec<Occ<'b>> {
