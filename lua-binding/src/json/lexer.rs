@@ -41,7 +41,8 @@ pub struct Lexer<'a> {
     pub src: &'a [u8],
     /// The next byte to read.
     pub pos: usize,
-    scratch: Vec<u8>,
+    /// The text of the last string with escapes.
+    scratch: &'a mut Vec<u8>,
 }
 
 fn is_ws(b: u8) -> bool {
@@ -49,20 +50,10 @@ fn is_ws(b: u8) -> bool {
 }
 
 impl<'a> Lexer<'a> {
-    /// A lexer at the start of `src`.
-    pub fn new(src: &'a [u8]) -> Self {
-        Self::with_scratch(src, Vec::new())
-    }
-
-    /// A lexer at the start of `src` reusing `scratch` (the buffer of
-    /// strings with escapes) from an earlier one.
-    pub fn with_scratch(src: &'a [u8], scratch: Vec<u8>) -> Self {
+    /// A lexer at the start of `src`, unescaping strings into `scratch`
+    /// (kept between calls so that a steady state allocates nothing).
+    pub fn new(src: &'a [u8], scratch: &'a mut Vec<u8>) -> Self {
         Lexer { src, pos: 0, scratch }
-    }
-
-    /// The scratch buffer, for the next lexer.
-    pub fn into_scratch(self) -> Vec<u8> {
-        self.scratch
     }
 
     /// An error at byte `pos`.

@@ -110,10 +110,7 @@ pub fn json_to_binary_into(
     b: &mut JsonBuffers,
 ) -> Result<(), JsonError> {
     b.bytes.clear();
-    let mut p = parse::Parser::with_scratch(plans, opts, text, &mut b.bytes, std::mem::take(&mut b.parse));
-    let r = p.run(msg);
-    b.parse = p.into_scratch();
-    r
+    parse::Parser::new(plans, opts, text, &mut b.bytes, &mut b.parse).run(msg)
 }
 
 /// Print the protobuf encoding `bytes` of message `msg` as JSON into `out`.
@@ -136,7 +133,7 @@ pub fn json_to_binary(
     opts: &JsonOptions,
     out: &mut pbwire::Writer,
 ) -> Result<(), JsonError> {
-    parse::Parser::new(plans, opts, text, out).root(msg)
+    parse::Parser::new(plans, opts, text, out, &mut parse::ParseScratch::default()).run(msg)
 }
 #[cfg(test)]
 mod tests;

@@ -26,10 +26,10 @@ pub struct Parser<'a, 'w> {
     lx: Lexer<'a>,
     w: &'w mut Writer,
     depth: u32,
-    b64: Vec<u8>,
+    b64: &'a mut Vec<u8>,
     /// Map keys (and other texts) kept while their value is parsed: a
     /// stack, each user truncating back to where it began.
-    keys: Vec<u8>,
+    keys: &'a mut Vec<u8>,
 }
 
 /// The parser's buffers, kept between calls so that a steady state
@@ -45,38 +45,23 @@ pub struct ParseScratch {
 const VALUE_NULL: [u8; 2] = [0x08, 0x00];
 
 impl<'a, 'w> Parser<'a, 'w> {
-    /// A parser of `text` writing to `w`.
-    pub fn new(plans: &'a Plans, opts: &'a JsonOptions, text: &'a [u8], w: &'w mut Writer) -> Self {
-        Self::with_scratch(plans, opts, text, w, ParseScratch::default())
-    }
-
-    /// [`Parser::new`] with the buffers of an earlier parse.
-    pub fn with_scratch(
+    /// A parser of `text` writing to `w`, with `s` as its scratch buffers.
+    pub fn new(
         plans: &'a Plans,
         opts: &'a JsonOptions,
         text: &'a [u8],
         w: &'w mut Writer,
-        mut s: ParseScratch,
+        s: &'a mut ParseScratch,
     ) -> Self {
         s.keys.clear();
-        Parser { plans, opts, lx: Lexer::with_scratch(text, s.lex), w, depth: 0, b64: s.b64, keys: s.keys }
+        let ParseScratch { lex, b64, keys } = s;
+        Parser { plans, opts, lx: Lexer::new(text, lex), w, depth: 0, b64, keys }
     }
 
     /// Parse the whole text as message `mi`.
-    pub fn root(mut self, mi: u32) -> R {
-        self.run(mi)
-    }
-
-    /// Parse the whole text as message `mi`; the buffers stay in `self`
-    /// ([`Parser::into_scratch`]).
     pub fn run(&mut self, mi: u32) -> R {
         self.message(mi)?;
         self.lx.end()
-    }
-
-    /// The buffers, for the next parse.
-    pub fn into_scratch(self) -> ParseScratch {
-        ParseScratch { lex: self.lx.into_scratch(), b64: self.b64, keys: self.keys }
     }
 
     fn message(&mut self, mi: u32) -> R {
