@@ -306,8 +306,8 @@ impl<'a, 'w> Parser<'a, 'w> {
                 let s = self.lx.string()?;
                 let text = self.lx.text(&s);
                 self.b64.clear();
-                decode_base64(text, &mut self.b64).map_err(|e| self.lx.err_at(s.pos, e))?;
-                self.w.put_len_bytes(&self.b64);
+                decode_base64(text, self.b64).map_err(|e| self.lx.err_at(s.pos, e))?;
+                self.w.put_len_bytes(self.b64);
             }
             Kind::Bool => {
                 let b = self.lx.bool()?;
@@ -446,9 +446,9 @@ impl<'a, 'w> Parser<'a, 'w> {
                     let end = self.keys.len();
                     let to = self.keys[from..].iter().position(|&b| b == b',').map_or(end, |i| from + i);
                     self.b64.clear();
-                    wkt::path_from_json(&self.keys[from..to], &mut self.b64).map_err(|e| self.lx.err_at(s.pos, e))?;
+                    wkt::path_from_json(&self.keys[from..to], self.b64).map_err(|e| self.lx.err_at(s.pos, e))?;
                     self.w.put_encoded_tag(&m.fields[0].tag);
-                    self.w.put_len_bytes(&self.b64);
+                    self.w.put_len_bytes(self.b64);
                     if to == end {
                         break;
                     }
