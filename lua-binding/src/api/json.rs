@@ -103,13 +103,7 @@ pub unsafe extern "C-unwind" fn message_decode_json(L: *mut lua_State) -> c_int 
         let Some(inner) = h.schema.as_deref() else {
             raise_fmt(L, format_args!("{}: message handle used after collection", op.name()))
         };
-        let shape = Some(&h.last_shape_json);
-        if inner.json_busy.get() {
-            convert(L, inner, h.index, 2, 3, upvalue(3), Op::JsonToBinary, op);
-            ffi::lua_replace(L, 2);
-            return decode_with(L, inner, h.index, 2, 3, upvalue(1), upvalue(3), shape);
-        }
-        decode_json(L, inner, h.index, 2, 3, upvalue(1), upvalue(3), shape)
+        decode_json(L, inner, h.index, 2, 3, upvalue(1), upvalue(3), Some(&h.last_shape_json))
     }
 }
 
@@ -203,20 +197,12 @@ unsafe fn run(
     helpers: c_int,
     op: Op,
 ) -> c_int {
-    // SAFETY: forwarded contract. A `decode_json` nested (from a
-    // finalizer) in a call holding the schema's JSON buffers goes through
-    // a Lua string in between, on buffers of its own; `encode_json` sees
-    // to its own nesting.
+    // SAFETY: forwarded contract (each method sees to its own nesting).
     unsafe {
         match op {
             Op::BinaryToJson | Op::JsonToBinary => convert(L, inner, msg, arg, opts, helpers, op, op),
             Op::EncodeJson => encode_json(L, inner, msg, arg, opts, keys, helpers),
-            Op::DecodeJson if !inner.json_busy.get() => decode_json(L, inner, msg, arg, opts, keys, helpers, None),
-            Op::DecodeJson => {
-                convert(L, inner, msg, arg, opts, helpers, Op::JsonToBinary, op);
-                ffi::lua_replace(L, arg);
-                decode_with(L, inner, msg, arg, opts, keys, helpers, None)
-            }
+            Op::DecodeJson => decode_json(L, inner, msg, arg, opts, keys, helpers, None),
         }
     }
 }
@@ -273,7 +259,7 @@ unsafe fn encode_json(
     // JSON push fails for lack of memory, the busy flags stay set and later
     // calls take that nested path, correct and only slower.
     unsafe {
-        let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, op.name()) };
+        let o = call_options(L, inner, opts, op.name());
         let jo = json_options_of(&o);
         let (ctx, t) = encode_ctx(L, inner, &o, t, keys, helpers);
         let nested = inner.busy.replace(true);
@@ -294,12 +280,14 @@ unsafe fn encode_json(
     }
 }
 
-/// `Msg:decode_json(s)` when the schema's JSON buffers are free: the
-/// parser writes protobuf bytes into them and the binary decoder builds
-/// the table from there, with no Lua string in between.
+/// `Msg:decode_json(s)`: the parser writes protobuf bytes into the
+/// schema's JSON buffers and the binary decoder builds the table from
+/// there, with no Lua string in between. `last_shape`: the handle's cell
+/// for the root fast path's last constructor, when `keys` is the bound
+/// closure's upvalue 1 (see `Msg:decode`).
 ///
 /// # Safety
-/// As [`run`]; `inner.json_busy` clear.
+/// As [`run`].
 #[allow(clippy::too_many_arguments)] // the entry points' stack layout, spelled out
 unsafe fn decode_json(
     L: *mut lua_State,
@@ -323,7 +311,14 @@ unsafe fn decode_json(
             let got = type_name(L, s);
             raise_fmt(L, format_args!("{} {full_name}: expected string, got {got}", op.name()))
         }
-        let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, op.name()) };
+        if inner.json_busy.get() {
+            // Nested (from a finalizer) in a call holding the buffers: a
+            // Lua string in between, on buffers of its own.
+            convert(L, inner, msg, s, opts, helpers, Op::JsonToBinary, op);
+            ffi::lua_replace(L, s);
+            return decode_with(L, inner, msg, s, opts, keys, helpers, last_shape);
+        }
+        let o = call_options(L, inner, opts, op.name());
         let jo = json_options_of(&o);
         let input = lua::string_bytes(L, s);
         inner.json_busy.set(true);
@@ -420,7 +415,7 @@ unsafe fn convert(
             let got = type_name(L, s);
             raise_fmt(L, format_args!("{} {full_name}: expected string, got {got}", shown.name()))
         }
-        let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, shown.name()) };
+        let o = call_options(L, inner, opts, shown.name());
         let jo = json_options_of(&o);
         let input = lua::string_bytes(L, s);
         match print_or_parse(L, inner, msg, input, &jo, helpers, op, shown) {

@@ -141,14 +141,20 @@ pub unsafe extern "C-unwind" fn message_decode(L: *mut lua_State) -> c_int {
 }
 
 /// The schema's options, overridden by the options table at `opts` if any.
+/// No argument there (the common `Msg:encode(t)`): the schema's options,
+/// known from the stack height without asking the slot's type.
 ///
 /// # Safety
-/// `L` valid; `opts` an acceptable index. Raises on a bad option.
-#[inline]
+/// `L` valid; `opts` an absolute index. Raises on a bad option.
+#[inline(always)]
 pub unsafe fn call_options(L: *mut lua_State, inner: &SchemaInner, opts: c_int, what: &str) -> LoadOptions {
     // SAFETY: caller's contract.
     unsafe {
-        if ffi::lua_type(L, opts) <= ffi::LUA_TNIL { inner.opts } else { read_options(L, opts, inner.opts, what) }
+        if ffi::lua_gettop(L) < opts || ffi::lua_type(L, opts) <= ffi::LUA_TNIL {
+            inner.opts
+        } else {
+            read_options(L, opts, inner.opts, what)
+        }
     }
 }
 
@@ -215,10 +221,8 @@ pub unsafe fn encode_with(
     keys: c_int,
     helpers: c_int,
 ) -> c_int {
-    // SAFETY: option parsing may raise; nothing of ours is live yet. No
-    // argument at `opts` (the common `Msg:encode(t)`): the schema's
-    // options, known from the stack height without asking its type.
-    let o = unsafe { if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "encode") } };
+    // SAFETY: option parsing may raise; nothing of ours is live yet.
+    let o = unsafe { call_options(L, inner, opts, "encode") };
     // SAFETY: forwarded contract.
     let (ctx, t) = unsafe { encode_ctx(L, inner, &o, t, keys, helpers) };
     // SAFETY: no Lua error can be raised while `bufs` is borrowed (see the
@@ -343,9 +347,7 @@ pub unsafe fn decode_with(
                 format_args!("decode {}: expected string, got {got}", inner.plans.messages[msg as usize].full_name),
             )
         }
-        // No argument at `opts` (the common `Msg:decode(s)`): the schema's
-        // options, known from the stack height without asking its type.
-        let o = if ffi::lua_gettop(L) < opts { inner.opts } else { call_options(L, inner, opts, "decode") };
+        let o = call_options(L, inner, opts, "decode");
         let bytes = lua::string_bytes(L, s);
         match decode_slice(L, inner, msg, bytes, o, keys, helpers, last_shape) {
             Ok(()) => 1,

@@ -220,3 +220,46 @@ T.test('json: decode_json and decode alternate shapes on one handle', function()
         end
     end
 end)
+
+-- A JSON call from a finalizer that runs inside another JSON call (while
+-- that one holds the schema's buffers) takes buffers of its own: both
+-- results stay right.
+T.test('json: calls nested in finalizers take buffers of their own', function()
+    local t = { name = 'outer', age = 7, emails = {}, lucky_numbers = {} }
+    for i = 1, 300 do t.emails[i] = 'e' .. i .. '@x'; t.lucky_numbers[i] = i end
+    local s = Person:encode_json(t)
+    local inside, nested, runs = false, 0, 0
+    local fin
+    local function arm()
+        if newproxy then
+            local u = newproxy(true)
+            getmetatable(u).__gc = fin
+        else
+            setmetatable({}, { __gc = fin })
+        end
+    end
+    fin = function()
+        if inside then nested = nested + 1 end
+        runs = runs + 1
+        T.eq(Person:decode_json('{"name":"n","age":1}'), { name = 'n', age = 1 })
+        T.eq(Person:encode_json({ name = 'm' }), '{"name":"m"}')
+        if runs < 2000 then arm() end
+    end
+    local pause = collectgarbage('setpause', 10)
+    for _ = 1, 20 do arm() end
+    -- Until finalizers have run inside the calls a few times (they run
+    -- at GC steps, which allocation inside the calls brings on).
+    for _ = 1, 5000 do
+        if nested >= 3 then break end
+        inside = true
+        local d = Person:decode_json(s)
+        local e = Person:encode_json(t)
+        inside = false
+        T.eq(d, t)
+        T.eq(e, s)
+    end
+    collectgarbage('setpause', pause)
+    runs = 2000
+    collectgarbage()
+    T.eq(nested > 0, true)
+end)
