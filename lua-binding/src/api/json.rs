@@ -147,7 +147,8 @@ pub unsafe extern "C-unwind" fn schema_decode_json(L: *mut lua_State) -> c_int {
 /// As the message entry points.
 unsafe fn entry(L: *mut lua_State, op: Op) -> c_int {
     // SAFETY: the handle keeps the schema alive; the argument stays on
-    // the stack (slot 2) while it is read.
+    // the stack (slot 2) while it is read. The upvalues are pseudo-indices,
+    // valid whatever the stack height (`decode_json` has its own entry).
     unsafe {
         let Some(h) = bound_handle(L) else {
             raise_fmt(L, format_args!("{}: expected a message handle (call it as Msg:{}(s))", op.name(), op.name()))
@@ -155,11 +156,7 @@ unsafe fn entry(L: *mut lua_State, op: Op) -> c_int {
         let Some(inner) = h.schema.as_deref() else {
             raise_fmt(L, format_args!("{}: message handle used after collection", op.name()))
         };
-        ffi::lua_settop(L, 3);
-        // An absolute index of the key table: decode reads its root fast
-        // path's upvalues only when given `upvalue(1)` of its own closure.
-        ffi::lua_pushvalue(L, upvalue(1));
-        run(L, inner, h.index, 2, 3, 4, upvalue(3), op)
+        run(L, inner, h.index, 2, 3, upvalue(1), upvalue(3), op)
     }
 }
 
@@ -181,7 +178,8 @@ unsafe fn schema_entry(L: *mut lua_State, op: Op) -> c_int {
 }
 
 /// Run `op` on the argument at `arg`, push the result. `keys` and
-/// `helpers` index the schema's key and helper tables (`keys` absolute).
+/// `helpers` index the schema's key and helper tables (`keys` absolute,
+/// or a handle closure's `upvalue(1)`, as `decode_with` takes it).
 ///
 /// # Safety
 /// `inner` kept alive by a value on the stack; called from a C function
