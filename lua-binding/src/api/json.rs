@@ -24,9 +24,7 @@ use std::cell::Cell;
 use std::fmt::Write as _;
 use std::os::raw::c_int;
 
-use crate::api::message::{
-    MessageUd, bound_handle, call_options, decode_slice, decode_with, encode_ctx, push_temp_buffers,
-};
+use crate::api::message::{MessageUd, bound_handle, call_options, decode_slice, encode_ctx, push_temp_buffers};
 use crate::api::options::read_bool;
 use crate::api::schema::{SchemaInner, check_schema, push_handle};
 use crate::error::{CodecFailure, ErrBuf, raise, raise_fmt, type_name};
@@ -314,7 +312,12 @@ unsafe fn decode_json(
             // Lua string in between, on buffers of its own.
             convert(L, inner, msg, s, opts, helpers, Op::JsonToBinary, op);
             ffi::lua_replace(L, s);
-            return decode_with(L, inner, msg, s, opts, keys, helpers, last_shape);
+            let o = call_options(L, inner, opts, op.name());
+            let bytes = lua::string_bytes(L, s);
+            return match decode_slice(L, inner, msg, bytes, o, keys, helpers, last_shape) {
+                Ok(()) => 1,
+                Err(e) => e.raise(L, op.name(), &inner.plans, msg),
+            };
         }
         let o = call_options(L, inner, opts, op.name());
         let jo = json_options_of(&o);
