@@ -9,7 +9,8 @@ Runs two instruction-count sources, both under valgrind's callgrind:
           wire_iai -- --output-format=json`), the "Ir" total of each
           benchmark id, keyed `group/function.id` (iai's own directory name).
   matrix  `bench-harness/icount.sh .`: instructions per op of every matrix
-          cell of the working tree, keyed `message/size/op`; the median of
+          cell of the working tree, for encode and decode and the four
+          JSON methods (MATRIX_OPS), keyed `message/size/op`; the median of
           BENCH_CHECK_MATRIX_RUNS (default 5) runs, since the system LuaJIT
           randomizes its string hash per process (see DEFAULT_MATRIX_RUNS).
 
@@ -167,15 +168,19 @@ def run_wire():
     return results
 
 
-ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*(encode|decode)\s*\|\s*(-?\d+)\s*\|\s*$")
+# The ops measured per cell: the binary codec's and the JSON methods' (#29).
+MATRIX_OPS = ["encode", "decode", "encode_json", "decode_json", "binary_to_json", "json_to_binary"]
+ROW = re.compile(r"^\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*(" + "|".join(MATRIX_OPS) + r")\s*\|\s*(-?\d+)\s*\|\s*$")
 
 
 def run_matrix(runs):
     """{message/size/op: {"instructions": median, "samples": [...]}} from `runs` runs of icount.sh."""
     env = dict(os.environ)
     env["ICOUNT_ITERS"] = ICOUNT_ITERS
+    env["ICOUNT_OPS"] = " ".join(MATRIX_OPS)
     env.setdefault("ICOUNT_WORK", DEFAULT_ICOUNT_WORK)
     env.pop("ICOUNT_LOAD_OPTS", None)
+    env.pop("ICOUNT_CELLS", None)
     cmd = [os.path.join(ROOT, "bench-harness", "icount.sh"), "."]
     samples = {}
     for i in range(runs):
