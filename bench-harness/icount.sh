@@ -13,7 +13,8 @@
 # `setarch -R` (no ASLR) with time() fixed by a small LD_PRELOAD shim, so
 # 5.4's string-hash seed (time, heap and stack addresses) is the same in
 # every run and the walked cells are not bimodal; and only the instructions
-# inside Msg:encode / Msg:decode are counted (callgrind --toggle-collect),
+# inside the measured method (Msg:encode, Msg:decode, Msg:encode_json ...)
+# are counted (callgrind --toggle-collect),
 # since schema loading varies by tens of thousands of instructions run to
 # run (prost-reflect's randomly seeded hash maps), ±25 per op at 2,000 ops.
 # (Each build is run from the same directory, so the seed does not move with
@@ -57,7 +58,8 @@ count() { # $1 so-dir $2 person|bench $3 label $4 op $5 iters
     local out="$WORK/cg.out" vg=(valgrind --tool=callgrind)
     local so="$1"
     if [ "$TOGGLE" = 1 ]; then
-        vg+=(--toggle-collect="protolua::api::message::message_$4")
+        local module=message; case "$4" in *json*) module=json ;; esac
+        vg+=(--toggle-collect="protolua::api::$module::message_$4")
         # One path for every build: package.cpath's length moves the heap,
         # and with it 5.4's hash seed and the walked tables' key order.
         mkdir -p "$WORK/so-run"; cp "$1/protolua.so" "$WORK/so-run/protolua.so"; so="$WORK/so-run"
