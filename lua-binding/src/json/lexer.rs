@@ -35,6 +35,34 @@ pub struct Str {
     pub pos: usize,
 }
 
+/// An object key's identity for the field tables: its length, its first
+/// eight bytes and (when longer than eight) its last eight, as
+/// little-endian words, zero beyond the key. Keys of up to 16 bytes are
+/// equal when their words are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyWords {
+    /// The first eight bytes (fewer: zero above them).
+    pub w0: u64,
+    /// The last eight bytes when the key is longer than eight, else 0.
+    pub w1: u64,
+    /// The key's length.
+    pub len: usize,
+}
+
+impl KeyWords {
+    /// The words of `key`.
+    pub fn of(key: &[u8]) -> Self {
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
+        let len = key.len();
+        if len >= 8 {
+            let w1 = if len > 8 { word(&key[len - 8..]) } else { 0 };
+            return KeyWords { w0: word(&key[..8]), w1, len };
+        }
+        let w0 = key.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+        KeyWords { w0, w1: 0, len }
+    }
+}
+
 /// The tokenizer.
 pub struct Lexer<'a> {
     /// The whole input.
@@ -93,7 +121,19 @@ impl<'a> Lexer<'a> {
     }
 
     /// Consume `byte` (after whitespace) or fail.
+    #[inline]
     pub fn expect(&mut self, byte: u8) -> Result<(), JsonError> {
+        // Compact text: the byte comes next.
+        if self.src.get(self.pos) == Some(&byte) {
+            self.pos += 1;
+            return Ok(());
+        }
+        self.expect_spaced(byte)
+    }
+
+    /// [`Lexer::expect`] after whitespace, or its error.
+    #[inline(never)]
+    fn expect_spaced(&mut self, byte: u8) -> Result<(), JsonError> {
         if self.ws() == Some(byte) {
             self.pos += 1;
             Ok(())
@@ -107,18 +147,43 @@ impl<'a> Lexer<'a> {
     /// `first` is true right after the opening bracket.
     #[inline]
     pub fn more(&mut self, close: u8, first: bool) -> Result<bool, JsonError> {
-        // Compact text: a comma right before the next value.
-        if !first
-            && self.src.get(self.pos) == Some(&b',')
-            && self.src.get(self.pos + 1).is_some_and(|&b| !is_ws(b) && b != close)
-        {
-            self.pos += 1;
-            return Ok(true);
+        // Compact text: a comma right before the next value, the closing
+        // bracket, or (first) the first value.
+        match self.src.get(self.pos) {
+            Some(b',') if !first && self.src.get(self.pos + 1).is_some_and(|&b| !is_ws(b) && b != close) => {
+                self.pos += 1;
+                return Ok(true);
+            }
+            Some(&b) if b == close => {
+                self.pos += 1;
+                return Ok(false);
+            }
+            Some(&b) if first && !is_ws(b) => return Ok(true),
+            _ => {}
         }
         self.more_spaced(close, first)
     }
 
+    /// [`Lexer::more`] for an object's members (`}`): in compact text the
+    /// next key's quote comes right after the comma.
+    #[inline(always)]
+    pub fn more_members(&mut self, first: bool) -> Result<bool, JsonError> {
+        match self.src.get(self.pos) {
+            Some(b',') if !first && self.src.get(self.pos + 1) == Some(&b'"') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(b'}') => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(b'"') if first => Ok(true),
+            _ => self.more_spaced(b'}', first),
+        }
+    }
+
     /// [`Lexer::more`] in general: whitespace, trailing commas, errors.
+    #[inline(never)]
     fn more_spaced(&mut self, close: u8, first: bool) -> Result<bool, JsonError> {
         match self.ws() {
             Some(b) if b == close => {
@@ -195,7 +260,55 @@ impl<'a> Lexer<'a> {
     }
 
     /// Consume a string (the scratch buffer is reused by the next one).
+    #[inline]
     pub fn string(&mut self) -> Result<Str, JsonError> {
+        match self.short_string() {
+            Some((s, _)) => Ok(s),
+            None => self.long_string(),
+        }
+    }
+
+    /// Consume an object's key: its string and its [`KeyWords`].
+    #[inline(always)]
+    pub fn key(&mut self) -> Result<(Str, KeyWords), JsonError> {
+        if let Some((s, w0)) = self.short_string() {
+            return Ok((s, KeyWords { w0, w1: 0, len: s.end - s.start }));
+        }
+        let s = self.long_string()?;
+        Ok((s, KeyWords::of(self.text(&s))))
+    }
+
+    /// The common string, right here (no whitespace first), ASCII, no
+    /// escapes, under eight bytes, with eight bytes of input from its
+    /// start: consumed with one word read. Its bytes as a word (zero
+    /// above them); `None` (nothing consumed) for any other string.
+    #[inline(always)]
+    fn short_string(&mut self) -> Option<(Str, u64)> {
+        let open = self.pos;
+        if self.src.get(open) != Some(&b'"') {
+            return None;
+        }
+        let start = open + 1;
+        let word = self.src.get(start..start + 8)?;
+        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+        let special = special_bytes(w);
+        if special == 0 {
+            return None;
+        }
+        // The lowest mark is exact (see `special_bytes`): bytes 0..k are plain.
+        let k = (special.trailing_zeros() / 8) as usize;
+        let text = w & ((1u64 << (8 * k)) - 1);
+        if self.src[start + k] != b'"' || text & splat(0x80) != 0 {
+            return None;
+        }
+        self.pos = start + k + 1;
+        Some((Str { start, end: start + k, escaped: false, pos: open }, text))
+    }
+
+    /// [`Lexer::string`] in general: whitespace first, long strings,
+    /// escapes, UTF-8, errors.
+    #[inline(never)]
+    fn long_string(&mut self) -> Result<Str, JsonError> {
         if self.ws() != Some(b'"') {
             return Err(self.err("expected a string"));
         }

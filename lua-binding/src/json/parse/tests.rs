@@ -1,0 +1,229 @@
+//! The parser's key tables and member sets: every spelling of every
+//! field found as a plain scan finds it, near misses not found; both
+//! spellings accepted and refused together; oneofs, nulls and required
+//! fields in messages of up to 64 fields (one word per set) and more.
+
+use super::ParseScratch;
+use super::tables::ParseTables;
+use crate::json::lexer::KeyWords;
+use crate::json::{JsonBuffers, JsonOptions, json_to_binary_into};
+use crate::plan::Plans;
+use crate::plan::compile::compile_descriptor_set;
+
+fn fixture(name: &str) -> Plans {
+    let path = format!("{}/../fixtures/descriptors/{name}", env!("CARGO_MANIFEST_DIR"));
+    compile_descriptor_set(&std::fs::read(path).unwrap()).unwrap()
+}
+
+/// A schema from `.proto` text (file `t.proto`).
+fn schema(text: &str) -> Plans {
+    use prost::Message as _;
+    let dir = std::env::temp_dir().join(format!("protolua-json-keys-{}-{:p}", std::process::id(), text));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("t.proto"), text).unwrap();
+    let set = protox::compile(["t.proto"], [&dir]).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    compile_descriptor_set(&set.encode_to_vec()).unwrap()
+}
+
+const SMALL_AND_WIDE: &str = r#"
+syntax = "proto2";
+package kt;
+message Small {
+  optional int32 foo_bar = 1;
+  optional string name = 2;
+  optional string name_long_enough_key = 3;
+  optional string name_long_enough_kez = 4;
+  oneof pick { int32 a = 5; string b = 6; }
+  required int32 req = 7;
+  optional int32 x = 8 [json_name = "customName"];
+  optional Small child = 9;
+  optional int32 n = 10;
+}
+message Wide {
+  optional int32 f1 = 1; optional int32 f2 = 2; optional int32 f3 = 3; optional int32 f4 = 4;
+  optional int32 f5 = 5; optional int32 f6 = 6; optional int32 f7 = 7; optional int32 f8 = 8;
+  optional int32 f9 = 9; optional int32 f10 = 10; optional int32 f11 = 11; optional int32 f12 = 12;
+  optional int32 f13 = 13; optional int32 f14 = 14; optional int32 f15 = 15; optional int32 f16 = 16;
+  optional int32 f17 = 17; optional int32 f18 = 18; optional int32 f19 = 19; optional int32 f20 = 20;
+  optional int32 f21 = 21; optional int32 f22 = 22; optional int32 f23 = 23; optional int32 f24 = 24;
+  optional int32 f25 = 25; optional int32 f26 = 26; optional int32 f27 = 27; optional int32 f28 = 28;
+  optional int32 f29 = 29; optional int32 f30 = 30; optional int32 f31 = 31; optional int32 f32 = 32;
+  optional int32 f33 = 33; optional int32 f34 = 34; optional int32 f35 = 35; optional int32 f36 = 36;
+  optional int32 f37 = 37; optional int32 f38 = 38; optional int32 f39 = 39; optional int32 f40 = 40;
+  optional int32 f41 = 41; optional int32 f42 = 42; optional int32 f43 = 43; optional int32 f44 = 44;
+  optional int32 f45 = 45; optional int32 f46 = 46; optional int32 f47 = 47; optional int32 f48 = 48;
+  optional int32 f49 = 49; optional int32 f50 = 50; optional int32 f51 = 51; optional int32 f52 = 52;
+  optional int32 f53 = 53; optional int32 f54 = 54; optional int32 f55 = 55; optional int32 f56 = 56;
+  optional int32 f57 = 57; optional int32 f58 = 58; optional int32 f59 = 59; optional int32 f60 = 60;
+  optional int32 f61 = 61; optional int32 f62 = 62; optional int32 f63 = 63; optional int32 f64 = 64;
+  optional int32 last_field = 65;
+  oneof pick { int32 a = 70; string b = 71; }
+  required int32 req = 80;
+  optional Wide child = 81;
+}
+"#;
+
+/// The field a plain scan finds for `key`: the first whose JSON or proto
+/// name it is.
+fn scan(plans: &Plans, mi: usize, key: &[u8]) -> Option<usize> {
+    plans.messages[mi].fields.iter().position(|f| f.json_name.as_bytes() == key || f.name.as_bytes() == key)
+}
+
+fn check_tables(plans: &Plans) {
+    let mut t = ParseTables::default();
+    t.bind(plans);
+    let mut keys = 0;
+    for (mi, m) in plans.messages.iter().enumerate() {
+        let info = t.info(plans, mi as u32);
+        let probe = |key: &[u8]| {
+            let found = t.find(&info, m, &KeyWords::of(key), key);
+            assert_eq!(found, scan(plans, mi, key), "{} key {:?}", m.full_name, String::from_utf8_lossy(key));
+        };
+        for f in &m.fields {
+            for name in [f.json_name.as_bytes(), f.name.as_bytes()] {
+                probe(name);
+                // Near misses: shorter, longer, one byte changed (first,
+                // middle, last), the case of the first letter.
+                probe(&name[..name.len() - 1]);
+                probe(&[name, b"x"].concat());
+                probe(&[b"x", name].concat());
+                for i in [0, name.len() / 2, name.len() - 1] {
+                    let mut k = name.to_vec();
+                    k[i] ^= 1;
+                    probe(&k);
+                }
+                let mut k = name.to_vec();
+                k[0] ^= 0x20;
+                probe(&k);
+                keys += 1;
+            }
+        }
+        probe(b"");
+        probe(b"@type");
+    }
+    assert!(keys > 0);
+}
+
+#[test]
+fn tables_find_what_a_scan_finds() {
+    for f in ["conformance.fds", "all.fds", "proto2_basic.fds", "many_required.fds"] {
+        check_tables(&fixture(f));
+    }
+    check_tables(&schema(SMALL_AND_WIDE));
+}
+
+#[test]
+fn key_words_are_the_key_bytes() {
+    for key in [&b""[..], b"a", b"abcdefg", b"abcdefgh", b"abcdefghi", b"abcdefghijklmnop", b"abcdefghijklmnopq"] {
+        let k = KeyWords::of(key);
+        assert_eq!(k.len, key.len());
+        let mut w0 = [0u8; 8];
+        let n = key.len().min(8);
+        w0[..n].copy_from_slice(&key[..n]);
+        assert_eq!(k.w0, u64::from_le_bytes(w0));
+        let w1 = if key.len() > 8 { u64::from_le_bytes(key[key.len() - 8..].try_into().unwrap()) } else { 0 };
+        assert_eq!(k.w1, w1);
+    }
+}
+
+/// Parse `json` as `msg` with the buffers kept across calls (as a schema
+/// does), or fresh ones; both must agree.
+fn parse(plans: &Plans, msg: &str, json: &str, opts: &JsonOptions) -> Result<Vec<u8>, String> {
+    let mi = plans.message_index(msg).unwrap() as u32;
+    thread_local! {
+        static BUFS: std::cell::RefCell<JsonBuffers> = std::cell::RefCell::new(JsonBuffers::default());
+    }
+    let kept = BUFS.with(|b| {
+        let b = &mut *b.borrow_mut();
+        json_to_binary_into(plans, mi, json.as_bytes(), opts, b).map(|()| b.bytes.as_slice().to_vec())
+    });
+    let mut w = pbwire::Writer::new();
+    let fresh = super::Parser::new(plans, opts, json.as_bytes(), &mut w, &mut ParseScratch::default())
+        .run(mi)
+        .map(|()| w.into_vec());
+    assert_eq!(kept, fresh, "{json}");
+    kept.map_err(|e| e.to_string())
+}
+
+fn members_and_spellings(plans: &Plans, msg: &str, big: bool) {
+    let o = JsonOptions::default();
+    let ok = |j: &str| parse(plans, msg, j, &o).unwrap_or_else(|e| panic!("{j}: {e}"));
+    let err = |j: &str| parse(plans, msg, j, &o).unwrap_err();
+    let (f, f_json, f_other) = if big { ("last_field", "lastField", "f1") } else { ("foo_bar", "fooBar", "n") };
+    // Either spelling, the same bytes; both: refused as a duplicate.
+    let one = ok(&format!(r#"{{"req":1,"{f}":7}}"#));
+    assert_eq!(ok(&format!(r#"{{"req":1,"{f_json}":7}}"#)), one);
+    assert_eq!(ok(&format!(r#"{{ "req" : 1 , "{f_json}" : 7 }}"#)), one);
+    let e = err(&format!(r#"{{"req":1,"{f}":7,"{f_json}":8}}"#));
+    assert!(e.contains(&format!("field {f} given twice")), "{e}");
+    let e = err(&format!(r#"{{"{f_json}":null,"req":1,"{f}":8}}"#));
+    assert!(e.contains("given twice"), "{e}");
+    // Escaped keys are the same keys.
+    let escaped = f_json.replacen(&f_json[1..2], &format!("\\u{:04x}", f_json.as_bytes()[1]), 1);
+    assert_eq!(ok(&format!(r#"{{"req":1,"{escaped}":7}}"#)), one);
+    // Near misses are unknown: an error naming the key, or skipped.
+    let short = &f_json[..f_json.len() - 1];
+    for k in [short, &format!("{f_json}x"), &f_json.to_uppercase(), "", "@type"] {
+        let j = format!(r#"{{"req":1,"{k}":7,"{f}":7}}"#);
+        let e = err(&j);
+        assert!(e.contains(&format!("unknown field {k:?}")), "{e}");
+        let ignore = JsonOptions { ignore_unknown: true, ..o };
+        assert_eq!(parse(plans, msg, &j, &ignore).unwrap(), one, "{j}");
+    }
+    // Other fields, the oneof, nulls.
+    ok(&format!(r#"{{"req":1,"{f_other}":2,"{f}":7}}"#));
+    let e = err(r#"{"req":1,"a":1,"b":"x"}"#);
+    assert!(e.contains("a second member of oneof pick"), "{e}");
+    assert_eq!(ok(r#"{"req":1,"a":null,"b":"x"}"#), ok(r#"{"req":1,"b":"x"}"#));
+    // Required: given, given as null (absent), missing; in a child too.
+    let e = err(r#"{"a":1}"#);
+    assert!(e.contains(&format!("missing required fields req of {msg}")), "{e}");
+    let e = err(r#"{"req":null}"#);
+    assert!(e.contains("missing required fields req"), "{e}");
+    let e = err(r#"{"req":1,"child":{"child":{}}}"#);
+    assert!(e.contains("missing required fields req"), "{e}");
+    ok(r#"{"req":1,"child":{"req":2,"child":{"req":3}}}"#);
+    // Sets are per message object: the same keys in a child are fine.
+    ok(&format!(r#"{{"req":1,"{f}":1,"a":1,"child":{{"req":2,"{f}":2,"a":2}}}}"#));
+    // A key at the end of the input (fewer than 8 bytes after it).
+    assert_eq!(ok(&format!(r#"{{"{f}":7,"req":1}}"#)), ok(&format!(r#"{{"{f_json}":7,"r\u0065q":1}}"#)));
+}
+
+#[test]
+fn members_of_small_and_wide_messages() {
+    let p = schema(SMALL_AND_WIDE);
+    let mut t = ParseTables::default();
+    t.bind(&p);
+    for (name, big) in [("kt.Small", false), ("kt.Wide", true)] {
+        let mi = p.message_index(name).unwrap() as u32;
+        assert_eq!(t.info(&p, mi).small, !big, "{name}");
+        members_and_spellings(&p, name, big);
+    }
+    let o = JsonOptions::default();
+    let ok = |j: &str| parse(&p, "kt.Small", j, &o).unwrap_or_else(|e| panic!("{j}: {e}"));
+    // json_name: its own spelling and the proto name.
+    assert_eq!(ok(r#"{"req":1,"customName":3}"#), ok(r#"{"req":1,"x":3}"#));
+    assert!(parse(&p, "kt.Small", r#"{"req":1,"customName":3,"x":3}"#, &o).unwrap_err().contains("given twice"));
+    // Long keys that share their first and last eight bytes' length.
+    let a = ok(r#"{"req":1,"nameLongEnoughKey":"k"}"#);
+    let b = ok(r#"{"req":1,"nameLongEnoughKez":"k"}"#);
+    assert_ne!(a, b);
+    assert_eq!(a, ok(r#"{"req":1,"name_long_enough_key":"k"}"#));
+    // A key that is a prefix of another.
+    assert_ne!(ok(r#"{"req":1,"n":5}"#), ok(r#"{"req":1,"name":"5"}"#));
+    assert!(parse(&p, "kt.Small", r#"{"req":1,"n":5,"name":"5"}"#, &o).is_ok());
+}
+
+#[test]
+fn tables_rebind_to_other_plans() {
+    let (a, b) = (schema(SMALL_AND_WIDE), fixture("hello.fds"));
+    let mut s = ParseScratch::default();
+    let o = JsonOptions::default();
+    for (plans, msg, json) in [(&a, "kt.Small", r#"{"req":1,"name":"x"}"#), (&b, "hello.Person", r#"{"name":"x"}"#)] {
+        let mi = plans.message_index(msg).unwrap() as u32;
+        let mut w = pbwire::Writer::new();
+        super::Parser::new(plans, &o, json.as_bytes(), &mut w, &mut s).run(mi).unwrap();
+        assert!(w.as_slice().ends_with(b"\x01x"), "{msg}");
+    }
+}
