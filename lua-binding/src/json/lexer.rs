@@ -260,49 +260,101 @@ impl<'a> Lexer<'a> {
     }
 
     /// Consume a string (the scratch buffer is reused by the next one).
-    #[inline]
+    #[inline(never)]
     pub fn string(&mut self) -> Result<Str, JsonError> {
-        match self.short_string() {
-            Some((s, _)) => Ok(s),
-            None => self.long_string(),
+        if let Some((open, w, special)) = self.first_word() {
+            if special == 0 {
+                return self.plain_string(open, w);
+            }
+            if let Some((s, _)) = self.short_end(open, w, special) {
+                return Ok(s);
+            }
         }
+        self.long_string()
+    }
+
+    /// [`Lexer::string`] with its short case inline, for the hottest callers.
+    #[inline(always)]
+    pub fn string_inline(&mut self) -> Result<Str, JsonError> {
+        if let Some((open, w, special)) = self.first_word()
+            && let Some((s, _)) = self.short_end(open, w, special)
+        {
+            return Ok(s);
+        }
+        self.string()
     }
 
     /// Consume an object's key: its string and its [`KeyWords`].
-    #[inline(always)]
     pub fn key(&mut self) -> Result<(Str, KeyWords), JsonError> {
-        if let Some((s, w0)) = self.short_string() {
-            return Ok((s, KeyWords { w0, w1: 0, len: s.end - s.start }));
-        }
-        let s = self.long_string()?;
+        let s = self.string()?;
         Ok((s, KeyWords::of(self.text(&s))))
     }
 
-    /// The common string, right here (no whitespace first), ASCII, no
-    /// escapes, under eight bytes, with eight bytes of input from its
-    /// start: consumed with one word read. Its bytes as a word (zero
-    /// above them); `None` (nothing consumed) for any other string.
+    /// A key right here (compact text) of under eight ASCII bytes without
+    /// escapes: consumed; its bytes as a word (zero above them) and its
+    /// length. `None` (nothing consumed) for any other key.
     #[inline(always)]
-    fn short_string(&mut self) -> Option<(Str, u64)> {
+    pub fn short_key(&mut self) -> Option<(u64, usize)> {
+        let (open, w, special) = self.first_word()?;
+        let (s, w0) = self.short_end(open, w, special)?;
+        Some((w0, s.end - s.start))
+    }
+
+    /// Whether `null` comes next (after whitespace).
+    #[inline(always)]
+    pub fn at_null(&mut self) -> bool {
+        match self.src.get(self.pos) {
+            Some(b'n') => true,
+            Some(&b) if is_ws(b) => self.ws() == Some(b'n'),
+            _ => false,
+        }
+    }
+
+    /// In compact text, a string starts here: the quote's offset, the
+    /// eight bytes after it as a word (zero past the end of the input,
+    /// which marks as a control byte) and their [`special_bytes`].
+    #[inline(always)]
+    fn first_word(&self) -> Option<(usize, u64, u64)> {
         let open = self.pos;
         if self.src.get(open) != Some(&b'"') {
             return None;
         }
-        let start = open + 1;
-        let word = self.src.get(start..start + 8)?;
-        let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-        let special = special_bytes(w);
+        let w = match self.src.get(open + 1..open + 9) {
+            Some(word) => u64::from_le_bytes(word.try_into().expect("eight bytes")),
+            None => tail_word(&self.src[open + 1..]),
+        };
+        Some((open, w, special_bytes(w)))
+    }
+
+    /// The string whose first word is `w`: consumed if a special byte
+    /// (`special`) is in the word, the first one is its closing quote and
+    /// the bytes before it are ASCII. Its bytes as a word, zero above them.
+    #[inline(always)]
+    fn short_end(&mut self, open: usize, w: u64, special: u64) -> Option<(Str, u64)> {
         if special == 0 {
             return None;
         }
         // The lowest mark is exact (see `special_bytes`): bytes 0..k are plain.
         let k = (special.trailing_zeros() / 8) as usize;
         let text = w & ((1u64 << (8 * k)) - 1);
-        if self.src[start + k] != b'"' || text & splat(0x80) != 0 {
+        let start = open + 1;
+        if self.src.get(start + k) != Some(&b'"') || text & splat(0x80) != 0 {
             return None;
         }
         self.pos = start + k + 1;
         Some((Str { start, end: start + k, escaped: false, pos: open }, text))
+    }
+
+    /// [`Lexer::string`] of eight plain bytes or more, `w` the first eight.
+    #[inline(always)]
+    fn plain_string(&mut self, open: usize, w: u64) -> Result<Str, JsonError> {
+        let start = open + 1;
+        let (i, high) = plain_run(self.src, start + 8);
+        if high || w & splat(0x80) != 0 || self.src.get(i) != Some(&b'"') {
+            return self.long_string();
+        }
+        self.pos = i + 1;
+        Ok(Str { start, end: i, escaped: false, pos: open })
     }
 
     /// [`Lexer::string`] in general: whitespace first, long strings,
@@ -463,6 +515,12 @@ impl<'a> Lexer<'a> {
             Some(_) => Err(self.err("unexpected text after the JSON value")),
         }
     }
+}
+
+/// The fewer than eight bytes of `s` as a little-endian word.
+#[inline(never)]
+fn tail_word(s: &[u8]) -> u64 {
+    s.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b))
 }
 
 /// Bytes with every byte of the word `b` (`0x0101… * b`).

@@ -106,29 +106,28 @@ impl<'a, 'w> Parser<'a, 'w> {
         let mut first = true;
         while self.lx.more_members(first)? {
             first = false;
-            let (ks, kw) = self.lx.key()?;
-            let key = self.lx.text(&ks);
-            let fi = self.tables.find(info, m, &kw, key);
-            let is_type = any && key == b"@type";
-            let unknown = fi.is_none() && !is_type;
-            let key_err = if unknown && !self.opts.ignore_unknown {
-                Some(format!("unknown field {:?} in {}", String::from_utf8_lossy(key), m.full_name))
-            } else {
-                None
-            };
-            self.lx.expect(b':')?;
-            let Some(fi) = fi.filter(|_| !is_type) else {
-                if let Some(e) = key_err {
-                    return Err(self.lx.err_at(ks.pos, e));
+            // The key's field: short keys of compact text read and found
+            // in place; `at`, the key's opening quote.
+            let mut at = self.lx.pos;
+            let fi = match self.lx.short_key() {
+                Some((w0, len)) if !any => self.tables.find_short(info, m, w0, len),
+                _ => {
+                    self.lx.pos = at;
+                    let (fi, quote) = self.key(m, info, any)?;
+                    at = quote;
+                    fi
                 }
-                self.lx.skip_value(self.opts.max_depth)?;
+            };
+            let Some(fi) = fi else {
+                self.unknown_member(m, at, any)?;
                 continue;
             };
+            self.lx.expect(b':')?;
             let f = &m.fields[fi];
             if marks.given(self.marks, fi) {
-                return Err(self.lx.err_at(ks.pos, format!("field {} given twice", f.name)));
+                return Err(self.lx.err_at(at, format!("field {} given twice", f.name)));
             }
-            if self.lx.ws() == Some(b'n') && !self.null_is_value(f) {
+            if self.lx.at_null() && !self.null_is_value(f) {
                 // Absent: not given for the required check.
                 self.lx.expect_null()?;
                 marks.set_null(self.marks, fi);
@@ -137,7 +136,7 @@ impl<'a, 'w> Parser<'a, 'w> {
             marks.set(self.marks, fi);
             if f.oneof != NO_ONEOF && marks.set_oneof(self.marks, usize::from(f.oneof)) {
                 let name = &m.oneofs[usize::from(f.oneof)].name;
-                return Err(self.lx.err_at(ks.pos, format!("a second member of oneof {name}")));
+                return Err(self.lx.err_at(at, format!("a second member of oneof {name}")));
             }
             self.field(f).map_err(|e| e.in_field(&f.json_name))?;
         }
@@ -146,6 +145,35 @@ impl<'a, 'w> Parser<'a, 'w> {
         }
         marks.end(self.marks);
         Ok(())
+    }
+
+    /// A member's key in general (whitespace, escapes, long keys): its
+    /// field (`None`: unknown, or `@type` when `any`) and its quote's offset.
+    #[inline(never)]
+    fn key(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R<(Option<usize>, usize)> {
+        let (ks, kw) = self.lx.key()?;
+        let key = self.lx.text(&ks);
+        if any && key == b"@type" {
+            return Ok((None, ks.pos));
+        }
+        Ok((self.tables.find(info, m, &kw, key), ks.pos))
+    }
+
+    /// A member whose key (its quote at `at`) names no field of `m`: an
+    /// error, or skipped with `ignore_unknown` (and `@type` when `any`).
+    #[inline(never)]
+    fn unknown_member(&mut self, m: &MessagePlan, at: usize, any: bool) -> R {
+        // The key again, for its text.
+        self.lx.pos = at;
+        let ks = self.lx.string()?;
+        let key = self.lx.text(&ks);
+        let skip = (any && key == b"@type") || self.opts.ignore_unknown;
+        let key_err = (!skip).then(|| format!("unknown field {:?} in {}", String::from_utf8_lossy(key), m.full_name));
+        self.lx.expect(b':')?;
+        if let Some(e) = key_err {
+            return Err(self.lx.err_at(at, e));
+        }
+        self.lx.skip_value(self.opts.max_depth)
     }
 
     /// The error for proto2 `required` fields not given (`has`: whether
@@ -190,7 +218,7 @@ impl<'a, 'w> Parser<'a, 'w> {
     /// A singular string field (an empty one left out when implicit).
     #[inline(always)]
     fn string_field(&mut self, f: &FieldPlan) -> R {
-        let s = self.lx.string()?;
+        let s = self.lx.string_inline()?;
         let text = self.lx.text(&s);
         if !(f.implicit && text.is_empty()) {
             self.w.put_tagged_len_bytes(&f.tag, text);

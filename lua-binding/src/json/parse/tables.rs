@@ -130,13 +130,30 @@ impl ParseTables {
         }
     }
 
+    /// [`ParseTables::find`] for a key of under eight bytes, `w0` (zero
+    /// above them).
+    #[inline(always)]
+    pub fn find_short(&self, info: &MsgInfo, m: &MessagePlan, w0: u64, len: usize) -> Option<usize> {
+        let k = KeyWords { w0, w1: 0, len };
+        let i = (hash(&k) >> info.shift) as usize;
+        let s = self.slots.get(info.off as usize + i)?;
+        // A slot of a key under eight bytes has w1 0.
+        if s.len as usize == len && s.w0 == w0 {
+            return Some(s.field as usize);
+        }
+        if s.len == EMPTY {
+            return None;
+        }
+        let slots = &self.slots[info.off as usize..=(info.off + info.mask) as usize];
+        probe(slots, i + 1, info.mask as usize, m, &k, &[])
+    }
+
     /// The field of the message of `info` (`m`) whose JSON or proto name
     /// is `key` (with words `k`).
     #[inline(always)]
     pub fn find(&self, info: &MsgInfo, m: &MessagePlan, k: &KeyWords, key: &[u8]) -> Option<usize> {
-        let slots = &self.slots[info.off as usize..=(info.off + info.mask) as usize];
         let i = (hash(k) >> info.shift) as usize;
-        let s = &slots[i & info.mask as usize];
+        let s = self.slots.get(info.off as usize + i)?;
         // Mostly the first slot holds the key.
         if s.len as usize == k.len && s.w0 == k.w0 && s.w1 == k.w1 && k.len <= 16 {
             return Some(s.field as usize);
@@ -144,6 +161,7 @@ impl ParseTables {
         if s.len == EMPTY {
             return None;
         }
+        let slots = &self.slots[info.off as usize..=(info.off + info.mask) as usize];
         probe(slots, i, info.mask as usize, m, k, key)
     }
 }

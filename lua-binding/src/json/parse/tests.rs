@@ -77,8 +77,12 @@ fn check_tables(plans: &Plans) {
     for (mi, m) in plans.messages.iter().enumerate() {
         let info = t.info(plans, mi as u32);
         let probe = |key: &[u8]| {
-            let found = t.find(&info, m, &KeyWords::of(key), key);
+            let k = KeyWords::of(key);
+            let found = t.find(&info, m, &k, key);
             assert_eq!(found, scan(plans, mi, key), "{} key {:?}", m.full_name, String::from_utf8_lossy(key));
+            if key.len() < 8 {
+                assert_eq!(t.find_short(&info, m, k.w0, k.len), found, "{} key {key:?}", m.full_name);
+            }
         };
         for f in &m.fields {
             for name in [f.json_name.as_bytes(), f.name.as_bytes()] {
