@@ -6,6 +6,7 @@
 //! escaped ones are unescaped into a scratch buffer.
 
 use super::error::JsonError;
+use super::parse::tables::Expect;
 
 /// What the next value is, judged by its first byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -298,6 +299,28 @@ impl<'a> Lexer<'a> {
         let (open, w, special) = self.first_word()?;
         let (s, w0) = self.short_end(open, w, special)?;
         Some((w0, s.end - s.start))
+    }
+
+    /// The key spelled as `e` comes right here (compact text): consumed.
+    #[inline(always)]
+    pub fn expected_key(&mut self, e: &Expect) -> bool {
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
+        let (open, n) = (self.pos, e.n as usize);
+        if n == 0 {
+            return false;
+        }
+        match self.src.get(open..open + 8) {
+            Some(a) if word(a) & e.m0 == e.w0 => {}
+            _ => return false,
+        }
+        if n > 8 {
+            match self.src.get(open + n - 8..open + n) {
+                Some(b) if word(b) == e.w1 => {}
+                _ => return false,
+            }
+        }
+        self.pos = open + n;
+        true
     }
 
     /// Whether `null` comes next (after whitespace).

@@ -104,24 +104,30 @@ impl<'a, 'w> Parser<'a, 'w> {
         self.lx.expect(b'{')?;
         let mut marks = M::begin(m, self.marks);
         let mut first = true;
+        // The field expected next: the one after the previous key's.
+        let mut next = 0;
         while self.lx.more_members(first)? {
             first = false;
-            // The key's field: short keys of compact text read and found
-            // in place; `at`, the key's opening quote.
+            // The key's field: in compact text the expected one compared in
+            // place, or a short key found in place; `at`, its opening quote.
             let mut at = self.lx.pos;
-            let fi = match self.lx.short_key() {
-                Some((w0, len)) if !any => self.tables.find_short(info, m, w0, len),
-                _ => {
-                    self.lx.pos = at;
-                    let (fi, quote) = self.key(m, info, any)?;
-                    at = quote;
-                    fi
-                }
+            let fi = match self.tables.expect(info, next) {
+                Some(e) if !any && self.lx.expected_key(e) => Some(next),
+                _ => match self.lx.short_key() {
+                    Some((w0, len)) if !any => self.tables.find_short(info, m, w0, len),
+                    _ => {
+                        self.lx.pos = at;
+                        let (fi, quote) = self.key(m, info, any)?;
+                        at = quote;
+                        fi
+                    }
+                },
             };
             let Some(fi) = fi else {
                 self.unknown_member(m, at, any)?;
                 continue;
             };
+            next = fi + 1;
             self.lx.expect(b':')?;
             let f = &m.fields[fi];
             if marks.given(self.marks, fi) {

@@ -22,6 +22,9 @@ pub struct MsgInfo {
     pub required: u64,
     /// Where its key table starts in [`ParseTables::slots`].
     off: u32,
+    /// Where its fields' [`Expect`]s start in [`ParseTables::expects`]
+    /// (one per field, then one that never matches).
+    eoff: u32,
     /// Its key table's size minus one (a power of two minus one).
     mask: u32,
     /// 64 minus the table's size in bits: a hash's top bits index it.
@@ -41,6 +44,36 @@ struct Slot {
     proto: bool,
 }
 
+/// A field's JSON name as compact text spells a key: the quoted name, as
+/// words to compare with the input in place (fields mostly come in order,
+/// so the parser expects the one after the previous key's first).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Expect {
+    /// The first eight bytes, under `m0`.
+    pub w0: u64,
+    /// Which bytes of the first word count.
+    pub m0: u64,
+    /// With `n` over 8: the last eight bytes.
+    pub w1: u64,
+    /// The quoted key's length, up to 16; 0: none (the name is longer or
+    /// holds a byte that JSON escapes).
+    pub n: u32,
+}
+
+impl Expect {
+    fn of(name: &[u8]) -> Self {
+        let q: Vec<u8> = [&b"\""[..], name, b"\""].concat();
+        let n = q.len();
+        if n > 16 || name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20) {
+            return Expect::default();
+        }
+        let word = |b: &[u8]| b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x));
+        let m0 = if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+        let w1 = if n > 8 { word(&q[n - 8..]) } else { 0 };
+        Expect { w0: word(&q[..n.min(8)]), m0, w1, n: n as u32 }
+    }
+}
+
 const EMPTY: u32 = u32::MAX;
 const FREE: Slot = Slot { w0: 0, w1: 0, len: EMPTY, field: 0, proto: false };
 
@@ -52,6 +85,8 @@ pub struct ParseTables {
     msgs: Vec<MsgInfo>,
     /// Every built message's key table, one after another.
     slots: Vec<Slot>,
+    /// Every built message's [`Expect`]s, one after another.
+    expects: Vec<Expect>,
     /// The plans the tables were built for (identity only).
     plans: usize,
 }
@@ -69,6 +104,7 @@ impl ParseTables {
             self.msgs.clear();
             self.msgs.resize(plans.messages.len(), MsgInfo::default());
             self.slots.clear();
+            self.expects.clear();
             self.plans = id;
         }
     }
@@ -94,10 +130,13 @@ impl ParseTables {
             wkt: wkt::wkt_of(m),
             required,
             off: u32::try_from(self.slots.len()).expect("key tables under 4G slots"),
+            eoff: u32::try_from(self.expects.len()).expect("expects under 4G"),
             mask: size as u32 - 1,
             shift: 64 - size.trailing_zeros(),
         };
         self.slots.resize(self.slots.len() + size, FREE);
+        self.expects.extend(m.fields.iter().map(|f| Expect::of(f.json_name.as_bytes())));
+        self.expects.push(Expect::default());
         for (fi, f) in m.fields.iter().enumerate() {
             self.insert(&info, m, f.json_name.as_bytes(), fi, false);
             if f.name != f.json_name {
@@ -128,6 +167,13 @@ impl ParseTables {
             }
             i += 1;
         }
+    }
+
+    /// How compact text spells field `fi`'s key (`fi` up to the number
+    /// of fields: one past the last never matches).
+    #[inline(always)]
+    pub fn expect(&self, info: &MsgInfo, fi: usize) -> Option<&Expect> {
+        self.expects.get(info.eoff as usize + fi)
     }
 
     /// [`ParseTables::find`] for a key of under eight bytes, `w0` (zero

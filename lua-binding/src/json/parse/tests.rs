@@ -6,7 +6,7 @@
 use super::ParseScratch;
 use super::tables::ParseTables;
 use crate::json::lexer::KeyWords;
-use crate::json::{JsonBuffers, JsonOptions, json_to_binary_into};
+use crate::json::{JsonBuffers, JsonOptions, binary_to_json, json_to_binary_into};
 use crate::plan::Plans;
 use crate::plan::compile::compile_descriptor_set;
 
@@ -18,7 +18,9 @@ fn fixture(name: &str) -> Plans {
 /// A schema from `.proto` text (file `t.proto`).
 fn schema(text: &str) -> Plans {
     use prost::Message as _;
-    let dir = std::env::temp_dir().join(format!("protolua-json-keys-{}-{:p}", std::process::id(), text));
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("protolua-json-keys-{}-{n}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("t.proto"), text).unwrap();
     let set = protox::compile(["t.proto"], [&dir]).unwrap();
@@ -39,6 +41,10 @@ message Small {
   optional int32 x = 8 [json_name = "customName"];
   optional Small child = 9;
   optional int32 n = 10;
+  optional int32 uni = 11 [json_name = "ñame"];
+  optional string a_rather_long_field_name = 12;
+  optional int32 eightch = 13;
+  optional int32 ninechar = 14;
 }
 message Wide {
   optional int32 f1 = 1; optional int32 f2 = 2; optional int32 f3 = 3; optional int32 f4 = 4;
@@ -229,5 +235,70 @@ fn tables_rebind_to_other_plans() {
         let mut w = pbwire::Writer::new();
         super::Parser::new(plans, &o, json.as_bytes(), &mut w, &mut s).run(mi).unwrap();
         assert!(w.as_slice().ends_with(b"\x01x"), "{msg}");
+    }
+}
+
+/// Members in field order (each key the expected one), in other orders,
+/// in either spelling, spaced: the same message.
+#[test]
+fn members_in_any_order_and_spelling() {
+    let p = schema(SMALL_AND_WIDE);
+    let o = JsonOptions::default();
+    let mi = p.message_index("kt.Small").unwrap() as u32;
+    // (JSON name, proto name, value), in field order.
+    let fields = [
+        ("fooBar", "foo_bar", "1"),
+        ("name", "name", "\"nm\""),
+        ("nameLongEnoughKey", "name_long_enough_key", "\"k\""),
+        ("nameLongEnoughKez", "name_long_enough_kez", "\"z\""),
+        ("a", "a", "5"),
+        ("req", "req", "7"),
+        ("customName", "x", "8"),
+        ("n", "n", "10"),
+        ("ñame", "uni", "11"),
+        ("aRatherLongFieldName", "a_rather_long_field_name", "\"l\""),
+        ("eightch", "eightch", "13"),
+        ("ninechar", "ninechar", "14"),
+    ];
+    let canon = |text: &str| {
+        let b = parse(&p, "kt.Small", text, &o).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let mut out = Vec::new();
+        binary_to_json(&p, mi, &b, &o, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    };
+    let text = |order: &[usize], proto: &dyn Fn(usize) -> bool, sep: &str| {
+        let members: Vec<String> = order
+            .iter()
+            .map(|&i| {
+                let (j, n, v) = fields[i];
+                format!("\"{}\":{sep}{v}", if proto(i) { n } else { j })
+            })
+            .collect();
+        format!("{{{}}}", members.join(&format!(",{sep}")))
+    };
+    let in_order: Vec<usize> = (0..fields.len()).collect();
+    let want = canon(&text(&in_order, &|_| false, ""));
+    assert!(want.contains("\"ñame\":11"), "{want}");
+    let reversed: Vec<usize> = in_order.iter().rev().copied().collect();
+    let rotated: Vec<usize> = (0..fields.len()).map(|i| (i + 5) % fields.len()).collect();
+    let pairs: Vec<usize> = (0..fields.len()).map(|i| i ^ 1).collect();
+    for order in [&in_order, &reversed, &rotated, &pairs] {
+        for proto in [&|_| false, &|_| true, &|i: usize| i.is_multiple_of(2)] as [&dyn Fn(usize) -> bool; 3] {
+            for sep in ["", " ", "\n  "] {
+                let t = text(order, proto, sep);
+                assert_eq!(canon(&t), want, "{t}");
+            }
+        }
+    }
+    // The expected key as a prefix of the one given, and the reverse.
+    let e = parse(&p, "kt.Small", r#"{"req":1,"fooBarx":1}"#, &o).unwrap_err();
+    assert!(e.contains("unknown field \"fooBarx\""), "{e}");
+    let e = parse(&p, "kt.Small", r#"{"fooBa":1}"#, &o).unwrap_err();
+    assert!(e.contains("unknown field \"fooBa\""), "{e}");
+    let e = parse(&p, "kt.Small", r#"{"fooBar":1,"nam":1}"#, &o).unwrap_err();
+    assert!(e.contains("unknown field \"nam\""), "{e}");
+    // Cut short right after an expected key, or inside it.
+    for t in [r#"{"fooBar""#, r#"{"fooBar"#, r#"{"fooBar":"#, r#"{"nameLongEnoughKe"#] {
+        assert!(parse(&p, "kt.Small", t, &o).is_err(), "{t}");
     }
 }
