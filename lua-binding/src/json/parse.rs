@@ -239,7 +239,12 @@ impl<'a, 'w> Parser<'a, 'w> {
         let v = self.int(lo, hi)?;
         if !(f.implicit && v == 0) {
             self.w.put_encoded_tag(&f.tag);
-            put_int(self.w, f.kind, v);
+            match f.kind {
+                // A plain varint: the value's two's complement in 64 bits
+                // (`int32` sign-extended, as `put_int` writes it).
+                Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 => self.w.put_varint(v as u64),
+                kind => put_int(self.w, kind, v),
+            }
         }
         Ok(())
     }

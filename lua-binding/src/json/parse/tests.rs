@@ -302,3 +302,26 @@ fn members_in_any_order_and_spelling() {
         assert!(parse(&p, "kt.Small", t, &o).is_err(), "{t}");
     }
 }
+
+/// Singular integer fields: their wire forms at the edges of each kind.
+#[test]
+fn singular_integers() {
+    let p = fixture("conformance.fds");
+    let o = JsonOptions::default();
+    let m = "protobuf_test_messages.proto3.TestAllTypesProto3";
+    let ok = |j: &str| parse(&p, m, j, &o).unwrap_or_else(|e| panic!("{j}: {e}"));
+    let ten = |last: u8| [vec![0xff; 9], vec![last]].concat();
+    assert_eq!(ok(r#"{"optionalInt32":-1}"#), [vec![0x08], ten(0x01)].concat());
+    assert_eq!(
+        ok(r#"{"optionalInt32":-2147483648}"#),
+        [vec![0x08, 0x80, 0x80, 0x80, 0x80], vec![0xf8], vec![0xff; 4], vec![0x01]].concat()
+    );
+    assert_eq!(ok(r#"{"optionalInt64":"-1"}"#), [vec![0x10], ten(0x01)].concat());
+    assert_eq!(ok(r#"{"optionalUint32":4294967295}"#), [0x18, 0xff, 0xff, 0xff, 0xff, 0x0f]);
+    assert_eq!(ok(r#"{"optionalUint64":"18446744073709551615"}"#), [vec![0x20], ten(0x01)].concat());
+    assert_eq!(ok(r#"{"optionalSint32":-1}"#), [0x28, 0x01]);
+    assert_eq!(ok(r#"{"optionalFixed32":1}"#), [0x3d, 1, 0, 0, 0]);
+    assert_eq!(ok(r#"{"optionalInt32":0,"optionalUint64":"0"}"#), b"");
+    assert!(parse(&p, m, r#"{"optionalUint32":-1}"#, &o).unwrap_err().contains("out of range"));
+    assert!(parse(&p, m, r#"{"optionalInt32":2147483648}"#, &o).unwrap_err().contains("out of range"));
+}
