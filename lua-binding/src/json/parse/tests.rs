@@ -325,3 +325,94 @@ fn singular_integers() {
     assert!(parse(&p, m, r#"{"optionalUint32":-1}"#, &o).unwrap_err().contains("out of range"));
     assert!(parse(&p, m, r#"{"optionalInt32":2147483648}"#, &o).unwrap_err().contains("out of range"));
 }
+
+/// Keys mutated at random (letters, digits, `_`, `@`, a space, a control
+/// byte, UTF-8 and invalid bytes; never a quote or backslash, so the
+/// structure stands): the compact text, read by the in-place paths, and
+/// the same text spaced out, read by the general ones, agree.
+#[test]
+fn mutated_keys_compact_and_spaced_agree() {
+    let p = fixture("conformance.fds");
+    let m = "protobuf_test_messages.proto3.TestAllTypesProto3";
+    let keys = [
+        ("optionalInt32", "1"),
+        ("optionalString", "\"s\""),
+        ("a", "1"),
+        ("b", "2"),
+        ("oneofUint32", "3"),
+        ("optional_bool", "true"),
+        ("optionalNestedMessage", "{\"a\":1,\"corecursive\":{\"optionalInt64\":\"2\"}}"),
+        ("repeatedInt32", "[1,2]"),
+        ("fieldname1", "4"),
+        ("FieldName13", "5"),
+        ("field0name5", "6"),
+        ("Field_Name17__", "7"),
+        ("x", "8"),
+    ];
+    let alphabet: &[u8] = b"aeioAOtxyz_019@ \x01\xc3\xa9\xff";
+    let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+    let mut rand = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut agreed = (0, 0);
+    for _ in 0..3000 {
+        // A few members, keys mutated in a byte or two, values intact.
+        let n = 1 + rand() as usize % 5;
+        let mut members: Vec<(Vec<u8>, &str)> = Vec::new();
+        for _ in 0..n {
+            let (k, v) = keys[rand() as usize % keys.len()];
+            let mut k = k.as_bytes().to_vec();
+            for _ in 0..rand() % 3 {
+                let r = rand() as usize;
+                match r % 4 {
+                    0 if k.len() > 1 => {
+                        k.remove(r / 4 % k.len());
+                    }
+                    1 => k.insert(r / 4 % (k.len() + 1), alphabet[r / 64 % alphabet.len()]),
+                    _ => {
+                        let i = r / 4 % k.len();
+                        k[i] = alphabet[r / 64 % alphabet.len()];
+                    }
+                }
+            }
+            members.push((k, v));
+        }
+        let text = |sep: &[u8]| {
+            let mut t = b"{".to_vec();
+            for (i, (k, v)) in members.iter().enumerate() {
+                if i > 0 {
+                    t.push(b',');
+                }
+                t.extend_from_slice(sep);
+                t.push(b'"');
+                t.extend_from_slice(k);
+                t.extend_from_slice(b"\":");
+                t.extend_from_slice(sep);
+                t.extend_from_slice(v.as_bytes());
+            }
+            t.extend_from_slice(sep);
+            t.push(b'}');
+            t
+        };
+        for ignore_unknown in [false, true] {
+            let o = JsonOptions { ignore_unknown, ..JsonOptions::default() };
+            let run = |t: &[u8]| {
+                let mi = p.message_index(m).unwrap() as u32;
+                let mut w = pbwire::Writer::new();
+                super::Parser::new(&p, &o, t, &mut w, &mut ParseScratch::default())
+                    .run(mi)
+                    .map(|()| w.into_vec())
+                    .map_err(|e| e.what.clone())
+            };
+            let (compact, spaced) = (text(b""), text(b" \n "));
+            let (a, b) = (run(&compact), run(&spaced));
+            assert_eq!(a, b, "{}", String::from_utf8_lossy(&compact));
+            if a.is_ok() { agreed.0 += 1 } else { agreed.1 += 1 }
+        }
+    }
+    // Both outcomes were exercised.
+    assert!(agreed.0 > 500 && agreed.1 > 500, "{agreed:?}");
+}
