@@ -6,6 +6,7 @@
 //! escaped ones are unescaped into a scratch buffer.
 
 use super::error::JsonError;
+use super::parse::tables::Expect;
 
 /// What the next value is, judged by its first byte.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +34,34 @@ pub struct Str {
     escaped: bool,
     /// Byte offset of the opening quote.
     pub pos: usize,
+}
+
+/// An object key's identity for the field tables: its length, its first
+/// eight bytes and (when longer than eight) its last eight, as
+/// little-endian words, zero beyond the key. Keys of up to 16 bytes are
+/// equal when their words are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyWords {
+    /// The first eight bytes (fewer: zero above them).
+    pub w0: u64,
+    /// The last eight bytes when the key is longer than eight, else 0.
+    pub w1: u64,
+    /// The key's length.
+    pub len: usize,
+}
+
+impl KeyWords {
+    /// The words of `key`.
+    pub fn of(key: &[u8]) -> Self {
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
+        let len = key.len();
+        if len >= 8 {
+            let w1 = if len > 8 { word(&key[len - 8..]) } else { 0 };
+            return KeyWords { w0: word(&key[..8]), w1, len };
+        }
+        let w0 = key.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+        KeyWords { w0, w1: 0, len }
+    }
 }
 
 /// The tokenizer.
@@ -93,7 +122,19 @@ impl<'a> Lexer<'a> {
     }
 
     /// Consume `byte` (after whitespace) or fail.
+    #[inline]
     pub fn expect(&mut self, byte: u8) -> Result<(), JsonError> {
+        // Compact text: the byte comes next.
+        if self.src.get(self.pos) == Some(&byte) {
+            self.pos += 1;
+            return Ok(());
+        }
+        self.expect_spaced(byte)
+    }
+
+    /// [`Lexer::expect`] after whitespace, or its error.
+    #[inline(never)]
+    fn expect_spaced(&mut self, byte: u8) -> Result<(), JsonError> {
         if self.ws() == Some(byte) {
             self.pos += 1;
             Ok(())
@@ -107,18 +148,43 @@ impl<'a> Lexer<'a> {
     /// `first` is true right after the opening bracket.
     #[inline]
     pub fn more(&mut self, close: u8, first: bool) -> Result<bool, JsonError> {
-        // Compact text: a comma right before the next value.
-        if !first
-            && self.src.get(self.pos) == Some(&b',')
-            && self.src.get(self.pos + 1).is_some_and(|&b| !is_ws(b) && b != close)
-        {
-            self.pos += 1;
-            return Ok(true);
+        // Compact text: a comma right before the next value, the closing
+        // bracket, or (first) the first value.
+        match self.src.get(self.pos) {
+            Some(b',') if !first && self.src.get(self.pos + 1).is_some_and(|&b| !is_ws(b) && b != close) => {
+                self.pos += 1;
+                return Ok(true);
+            }
+            Some(&b) if b == close => {
+                self.pos += 1;
+                return Ok(false);
+            }
+            Some(&b) if first && !is_ws(b) => return Ok(true),
+            _ => {}
         }
         self.more_spaced(close, first)
     }
 
+    /// [`Lexer::more`] for an object's members (`}`): in compact text the
+    /// next key's quote comes right after the comma.
+    #[inline(always)]
+    pub fn more_members(&mut self, first: bool) -> Result<bool, JsonError> {
+        match self.src.get(self.pos) {
+            Some(b',') if !first && self.src.get(self.pos + 1) == Some(&b'"') => {
+                self.pos += 1;
+                Ok(true)
+            }
+            Some(b'}') => {
+                self.pos += 1;
+                Ok(false)
+            }
+            Some(b'"') if first => Ok(true),
+            _ => self.more_spaced(b'}', first),
+        }
+    }
+
     /// [`Lexer::more`] in general: whitespace, trailing commas, errors.
+    #[inline(never)]
     fn more_spaced(&mut self, close: u8, first: bool) -> Result<bool, JsonError> {
         match self.ws() {
             Some(b) if b == close => {
@@ -195,7 +261,129 @@ impl<'a> Lexer<'a> {
     }
 
     /// Consume a string (the scratch buffer is reused by the next one).
+    #[inline(never)]
     pub fn string(&mut self) -> Result<Str, JsonError> {
+        if let Some((open, w, special)) = self.first_word() {
+            if special == 0 {
+                return self.plain_string(open, w);
+            }
+            if let Some((s, _)) = self.short_end(open, w, special) {
+                return Ok(s);
+            }
+        }
+        self.long_string()
+    }
+
+    /// [`Lexer::string`] with its short case inline, for the hottest callers.
+    #[inline(always)]
+    pub fn string_inline(&mut self) -> Result<Str, JsonError> {
+        if let Some((open, w, special)) = self.first_word()
+            && let Some((s, _)) = self.short_end(open, w, special)
+        {
+            return Ok(s);
+        }
+        self.string()
+    }
+
+    /// Consume an object's key: its string and its [`KeyWords`].
+    pub fn key(&mut self) -> Result<(Str, KeyWords), JsonError> {
+        let s = self.string()?;
+        Ok((s, KeyWords::of(self.text(&s))))
+    }
+
+    /// A key right here (compact text) of under eight ASCII bytes without
+    /// escapes: consumed; its bytes as a word (zero above them) and its
+    /// length. `None` (nothing consumed) for any other key.
+    #[inline(always)]
+    pub fn short_key(&mut self) -> Option<(u64, usize)> {
+        let (open, w, special) = self.first_word()?;
+        let (s, w0) = self.short_end(open, w, special)?;
+        Some((w0, s.end - s.start))
+    }
+
+    /// The key spelled as `e` comes right here (compact text): consumed.
+    #[inline(always)]
+    pub fn expected_key(&mut self, e: &Expect) -> bool {
+        let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
+        let (open, n) = (self.pos, e.n as usize);
+        if n == 0 {
+            return false;
+        }
+        match self.src.get(open..open + 8) {
+            Some(a) if word(a) & e.m0 == e.w0 => {}
+            _ => return false,
+        }
+        if n > 8 {
+            match self.src.get(open + n - 8..open + n) {
+                Some(b) if word(b) == e.w1 => {}
+                _ => return false,
+            }
+        }
+        self.pos = open + n;
+        true
+    }
+
+    /// Whether `null` comes next (after whitespace).
+    #[inline(always)]
+    pub fn at_null(&mut self) -> bool {
+        match self.src.get(self.pos) {
+            Some(b'n') => true,
+            Some(&b) if is_ws(b) => self.ws() == Some(b'n'),
+            _ => false,
+        }
+    }
+
+    /// In compact text, a string starts here: the quote's offset, the
+    /// eight bytes after it as a word (zero past the end of the input,
+    /// which marks as a control byte) and their [`special_bytes`].
+    #[inline(always)]
+    fn first_word(&self) -> Option<(usize, u64, u64)> {
+        let open = self.pos;
+        if self.src.get(open) != Some(&b'"') {
+            return None;
+        }
+        let w = match self.src.get(open + 1..open + 9) {
+            Some(word) => u64::from_le_bytes(word.try_into().expect("eight bytes")),
+            None => tail_word(&self.src[open + 1..]),
+        };
+        Some((open, w, special_bytes(w)))
+    }
+
+    /// The string whose first word is `w`: consumed if a special byte
+    /// (`special`) is in the word, the first one is its closing quote and
+    /// the bytes before it are ASCII. Its bytes as a word, zero above them.
+    #[inline(always)]
+    fn short_end(&mut self, open: usize, w: u64, special: u64) -> Option<(Str, u64)> {
+        if special == 0 {
+            return None;
+        }
+        // The lowest mark is exact (see `special_bytes`): bytes 0..k are plain.
+        let k = (special.trailing_zeros() / 8) as usize;
+        let text = w & ((1u64 << (8 * k)) - 1);
+        let start = open + 1;
+        if self.src.get(start + k) != Some(&b'"') || text & splat(0x80) != 0 {
+            return None;
+        }
+        self.pos = start + k + 1;
+        Some((Str { start, end: start + k, escaped: false, pos: open }, text))
+    }
+
+    /// [`Lexer::string`] of eight plain bytes or more, `w` the first eight.
+    #[inline(always)]
+    fn plain_string(&mut self, open: usize, w: u64) -> Result<Str, JsonError> {
+        let start = open + 1;
+        let (i, high) = plain_run(self.src, start + 8);
+        if high || w & splat(0x80) != 0 || self.src.get(i) != Some(&b'"') {
+            return self.long_string();
+        }
+        self.pos = i + 1;
+        Ok(Str { start, end: i, escaped: false, pos: open })
+    }
+
+    /// [`Lexer::string`] in general: whitespace first, long strings,
+    /// escapes, UTF-8, errors.
+    #[inline(never)]
+    fn long_string(&mut self) -> Result<Str, JsonError> {
         if self.ws() != Some(b'"') {
             return Err(self.err("expected a string"));
         }
@@ -350,6 +538,12 @@ impl<'a> Lexer<'a> {
             Some(_) => Err(self.err("unexpected text after the JSON value")),
         }
     }
+}
+
+/// The fewer than eight bytes of `s` as a little-endian word.
+#[inline(never)]
+fn tail_word(s: &[u8]) -> u64 {
+    s.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b))
 }
 
 /// Bytes with every byte of the word `b` (`0x0101… * b`).

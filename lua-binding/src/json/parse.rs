@@ -1,9 +1,12 @@
 //! JSON text → protobuf bytes, walking the message plans.
 //!
 //! Recursive descent straight into a `pbwire::Writer`: a nested message's
-//! length is reserved before its body and filled in after. Each message
-//! object keeps a seen-set (duplicate keys, either spelling, are refused)
-//! and the oneofs set so far (a second member is refused).
+//! length is reserved before its body and filled in after. Keys are found
+//! through per-message hash tables ([`tables`]); each message object keeps
+//! the sets of fields and oneofs given so far ([`marks`]).
+
+mod marks;
+pub mod tables;
 
 use pbwire::Writer;
 use pbwire::varint::int32_to_varint;
@@ -16,6 +19,8 @@ use super::number::{IntError, float_literal, int_literal};
 use super::print::any_type;
 use super::wkt::{self, Wkt};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+use marks::{Big, Marks, Small};
+use tables::{MsgInfo, ParseTables};
 
 type R<T = ()> = Result<T, JsonError>;
 
@@ -30,6 +35,10 @@ pub struct Parser<'a, 'w> {
     /// Map keys (and other texts) kept while their value is parsed: a
     /// stack, each user truncating back to where it began.
     keys: &'a mut Vec<u8>,
+    /// The messages' key tables and facts.
+    tables: &'a mut ParseTables,
+    /// The [`Big`] marks of the message objects being read (a stack).
+    marks: &'a mut Vec<u64>,
 }
 
 /// The parser's buffers, kept between calls so that a steady state
@@ -39,6 +48,8 @@ pub struct ParseScratch {
     lex: Vec<u8>,
     b64: Vec<u8>,
     keys: Vec<u8>,
+    tables: ParseTables,
+    marks: Vec<u64>,
 }
 
 /// `Value`'s `null_value` field set to `NULL_VALUE`: tag 1 varint, 0.
@@ -54,8 +65,10 @@ impl<'a, 'w> Parser<'a, 'w> {
         s: &'a mut ParseScratch,
     ) -> Self {
         s.keys.clear();
-        let ParseScratch { lex, b64, keys } = s;
-        Parser { plans, opts, lx: Lexer::new(text, lex), w, depth: 0, b64, keys }
+        s.marks.clear();
+        s.tables.bind(plans);
+        let ParseScratch { lex, b64, keys, tables, marks } = s;
+        Parser { plans, opts, lx: Lexer::new(text, lex), w, depth: 0, b64, keys, tables, marks }
     }
 
     /// Parse the whole text as message `mi`.
@@ -71,99 +84,111 @@ impl<'a, 'w> Parser<'a, 'w> {
         self.depth += 1;
         let plans = self.plans;
         let m = &plans.messages[mi as usize];
-        let r = match wkt::wkt_of(m) {
+        let info = self.tables.info(plans, mi);
+        let r = match info.wkt {
             Some(w) => self.wkt(w, m),
-            None => self.members(m, false),
+            None => self.object(m, &info, false),
         };
         self.depth -= 1;
         r
     }
 
     /// A JSON object as the fields of `m` (`any`: skip the `@type` key).
-    fn members(&mut self, m: &MessagePlan, any: bool) -> R {
+    #[inline]
+    fn object(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R {
+        if info.small { self.members::<Small>(m, info, any) } else { self.members::<Big>(m, info, any) }
+    }
+
+    /// [`Parser::object`] with the sets kept as `M`.
+    fn members<M: Marks>(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R {
         self.lx.expect(b'{')?;
-        // Bit sets of the fields given (and given as null) and the oneofs
-        // set, on the stack up to 256 fields and 64 oneofs.
-        let words = m.fields.len().div_ceil(64);
-        let (mut seen_s, mut nulls_s, mut oneofs_s) = ([0u64; 4], [0u64; 4], 0u64);
-        let (mut seen_h, mut nulls_h, mut oneofs_h) = (Vec::new(), Vec::new(), Vec::new());
-        let (seen, nulls): (&mut [u64], &mut [u64]) = if words <= 4 {
-            (&mut seen_s[..words], &mut nulls_s[..words])
-        } else {
-            seen_h.resize(words, 0);
-            nulls_h.resize(words, 0);
-            (&mut seen_h[..], &mut nulls_h[..])
-        };
-        if m.oneofs.len() > 64 {
-            oneofs_h.resize(m.oneofs.len(), false);
-        }
+        let mut marks = M::begin(m, self.marks);
         let mut first = true;
-        // Where the next key's search starts: after the previous key's field.
-        let mut hint = 0;
-        while self.lx.more(b'}', first)? {
+        // The field expected next: the one after the previous key's.
+        let mut next = 0;
+        while self.lx.more_members(first)? {
             first = false;
-            let ks = self.lx.string()?;
-            let key = self.lx.text(&ks);
-            let fi = find_field(m, key, hint);
-            if let Some(fi) = fi {
-                hint = fi + 1;
-            }
-            let is_type = any && key == b"@type";
-            let unknown = fi.is_none() && !is_type;
-            let key_err = if unknown && !self.opts.ignore_unknown {
-                Some(format!("unknown field {:?} in {}", String::from_utf8_lossy(key), m.full_name))
-            } else {
-                None
+            // The key's field: in compact text the expected one compared in
+            // place, or a short key found in place; `at`, its opening quote.
+            let mut at = self.lx.pos;
+            let fi = match self.tables.expect(info, next) {
+                Some(e) if !any && self.lx.expected_key(e) => Some(next),
+                _ => match self.lx.short_key() {
+                    Some((w0, len)) if !any => self.tables.find_short(info, m, w0, len),
+                    _ => {
+                        self.lx.pos = at;
+                        let (fi, quote) = self.key(m, info, any)?;
+                        at = quote;
+                        fi
+                    }
+                },
             };
+            let Some(fi) = fi else {
+                self.unknown_member(m, at, any)?;
+                continue;
+            };
+            next = fi + 1;
             self.lx.expect(b':')?;
-            let Some(fi) = fi.filter(|_| !is_type) else {
-                if let Some(e) = key_err {
-                    return Err(self.lx.err_at(ks.pos, e));
-                }
-                self.lx.skip_value(self.opts.max_depth)?;
-                continue;
-            };
             let f = &m.fields[fi];
-            if (seen[fi / 64] | nulls[fi / 64]) & 1 << (fi % 64) != 0 {
-                return Err(self.lx.err_at(ks.pos, format!("field {} given twice", f.name)));
+            if marks.given(self.marks, fi) {
+                return Err(self.lx.err_at(at, format!("field {} given twice", f.name)));
             }
-            seen[fi / 64] |= 1 << (fi % 64);
-            if self.lx.ws() == Some(b'n') && !self.null_is_value(f) {
-                // Absent: not "seen" for the required check.
+            if self.lx.at_null() && !self.null_is_value(f) {
+                // Absent: not given for the required check.
                 self.lx.expect_null()?;
-                seen[fi / 64] &= !(1 << (fi % 64));
-                nulls[fi / 64] |= 1 << (fi % 64);
+                marks.set_null(self.marks, fi);
                 continue;
             }
-            if f.oneof != NO_ONEOF {
-                let o = f.oneof as usize;
-                let set = if o < 64 { oneofs_s & 1 << o != 0 } else { oneofs_h[o] };
-                if set {
-                    let name = &m.oneofs[o].name;
-                    return Err(self.lx.err_at(ks.pos, format!("a second member of oneof {name}")));
-                }
-                if o < 64 {
-                    oneofs_s |= 1 << o;
-                } else {
-                    oneofs_h[o] = true;
-                }
+            marks.set(self.marks, fi);
+            if f.oneof != NO_ONEOF && marks.set_oneof(self.marks, usize::from(f.oneof)) {
+                let name = &m.oneofs[usize::from(f.oneof)].name;
+                return Err(self.lx.err_at(at, format!("a second member of oneof {name}")));
             }
             self.field(f).map_err(|e| e.in_field(&f.json_name))?;
         }
-        if self.opts.check_required {
-            self.required(m, seen)?;
+        if self.opts.check_required && !marks.required_given(self.marks, m, info) {
+            return Err(self.missing_required(m, |i| marks.has(self.marks, i)));
         }
+        marks.end(self.marks);
         Ok(())
     }
 
-    /// proto2 `required` fields: every one given (and not `null`).
-    fn required(&self, m: &MessagePlan, seen: &[u64]) -> R {
-        let missing = |&&i: &&u16| seen[i as usize / 64] & 1 << (i % 64) == 0;
-        if !m.required.iter().any(|i| missing(&i)) {
-            return Ok(());
+    /// A member's key in general (whitespace, escapes, long keys): its
+    /// field (`None`: unknown, or `@type` when `any`) and its quote's offset.
+    #[inline(never)]
+    fn key(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R<(Option<usize>, usize)> {
+        let (ks, kw) = self.lx.key()?;
+        let key = self.lx.text(&ks);
+        if any && key == b"@type" {
+            return Ok((None, ks.pos));
         }
-        let names: Vec<&str> = m.required.iter().filter(missing).map(|&i| &*m.fields[i as usize].name).collect();
-        Err(self.lx.err(format!("missing required fields {} of {}", names.join(", "), m.full_name)))
+        Ok((self.tables.find(info, m, &kw, key), ks.pos))
+    }
+
+    /// A member whose key (its quote at `at`) names no field of `m`: an
+    /// error, or skipped with `ignore_unknown` (and `@type` when `any`).
+    #[inline(never)]
+    fn unknown_member(&mut self, m: &MessagePlan, at: usize, any: bool) -> R {
+        // The key again, for its text.
+        self.lx.pos = at;
+        let ks = self.lx.string()?;
+        let key = self.lx.text(&ks);
+        let skip = (any && key == b"@type") || self.opts.ignore_unknown;
+        let key_err = (!skip).then(|| format!("unknown field {:?} in {}", String::from_utf8_lossy(key), m.full_name));
+        self.lx.expect(b':')?;
+        if let Some(e) = key_err {
+            return Err(self.lx.err_at(at, e));
+        }
+        self.lx.skip_value(self.opts.max_depth)
+    }
+
+    /// The error for proto2 `required` fields not given (`has`: whether
+    /// field `i` was given with a value).
+    #[cold]
+    fn missing_required(&self, m: &MessagePlan, has: impl Fn(usize) -> bool) -> JsonError {
+        let names: Vec<&str> =
+            m.required.iter().filter(|&&i| !has(usize::from(i))).map(|&i| &*m.fields[usize::from(i)].name).collect();
+        self.lx.err(format!("missing required fields {} of {}", names.join(", "), m.full_name))
     }
 
     /// Whether `null` for field `f` is a value (`Value` and `NullValue`)
@@ -181,13 +206,47 @@ impl<'a, 'w> Parser<'a, 'w> {
         }
     }
 
+    #[inline(always)]
     fn field(&mut self, f: &FieldPlan) -> R {
         match f.card {
-            Card::Single if f.implicit => self.implicit(f),
-            Card::Single => self.value(f, true).map(drop),
+            Card::Single => match f.kind {
+                Kind::String => self.string_field(f),
+                Kind::Message | Kind::Group | Kind::Enum | Kind::Bytes | Kind::Bool | Kind::Float | Kind::Double => {
+                    if f.implicit { self.implicit(f) } else { self.value(f, true).map(drop) }
+                }
+                _ => self.int_field(f),
+            },
             Card::Repeated => self.repeated(f),
             Card::Map => self.map(f),
         }
+    }
+
+    /// A singular string field (an empty one left out when implicit).
+    #[inline(always)]
+    fn string_field(&mut self, f: &FieldPlan) -> R {
+        let s = self.lx.string_inline()?;
+        let text = self.lx.text(&s);
+        if !(f.implicit && text.is_empty()) {
+            self.w.put_tagged_len_bytes(&f.tag, text);
+        }
+        Ok(())
+    }
+
+    /// A singular integer field (0 left out when implicit).
+    #[inline(always)]
+    fn int_field(&mut self, f: &FieldPlan) -> R {
+        let (lo, hi) = int_range(f.kind);
+        let v = self.int(lo, hi)?;
+        if !(f.implicit && v == 0) {
+            self.w.put_encoded_tag(&f.tag);
+            match f.kind {
+                // A plain varint: the value's two's complement in 64 bits
+                // (`int32` sign-extended, as `put_int` writes it).
+                Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 => self.w.put_varint(v as u64),
+                kind => put_int(self.w, kind, v),
+            }
+        }
+        Ok(())
     }
 
     /// A field without presence: its zero value is not written, as the
@@ -338,8 +397,23 @@ impl<'a, 'w> Parser<'a, 'w> {
     }
 
     /// An integer, as a JSON number or a string holding one, in `lo..=hi`.
+    #[inline(always)]
     fn int(&mut self, lo: i128, hi: i128) -> R<i128> {
-        // The common case first: a plain in-range literal, read in one pass.
+        // The common case first: a plain in-range literal right here, read
+        // in one pass.
+        if let Some((v, n)) = plain_int(&self.lx.src[self.lx.pos..]) {
+            let v = i128::from(v);
+            if v >= lo && v <= hi {
+                self.lx.pos += n;
+                return Ok(v);
+            }
+        }
+        self.int_spaced(lo, hi)
+    }
+
+    /// [`Parser::int`] in general: whitespace, strings, other literals.
+    #[inline(never)]
+    fn int_spaced(&mut self, lo: i128, hi: i128) -> R<i128> {
         if let Some((v, n)) = self.lx.ws().and_then(|_| plain_int(&self.lx.src[self.lx.pos..])) {
             let v = i128::from(v);
             if v >= lo && v <= hi {
@@ -536,7 +610,8 @@ impl<'a, 'w> Parser<'a, 'w> {
         let mark = self.w.begin_len();
         self.lx.pos = start;
         let sub = &plans.messages[mi as usize];
-        if wkt::wkt_of(sub).is_some() {
+        let info = self.tables.info(plans, mi);
+        if info.wkt.is_some() {
             self.lx.expect(b'{')?;
             let mut first = true;
             while self.lx.more(b'}', first)? {
@@ -558,7 +633,7 @@ impl<'a, 'w> Parser<'a, 'w> {
                 return Err(self.lx.err("nesting too deep"));
             }
             self.depth += 1;
-            self.members(sub, true)?;
+            self.object(sub, &info, true)?;
             self.depth -= 1;
         }
         debug_assert_eq!(self.lx.pos, end);
@@ -631,17 +706,6 @@ fn put_int(w: &mut Writer, kind: Kind, v: i128) {
     }
 }
 
-/// The index of `m`'s field whose JSON or proto name is `key`. Keys
-/// mostly come in field order (as printers write them), so the search
-/// starts at `from`, the field after the previous key's, and wraps around:
-/// in-order keys cost a comparison or two each, not a scan of the fields.
-fn find_field(m: &MessagePlan, key: &[u8], from: usize) -> Option<usize> {
-    let named = |f: &FieldPlan| f.json_name.as_bytes() == key || f.name.as_bytes() == key;
-    let from = from.min(m.fields.len());
-    let (head, tail) = m.fields.split_at(from);
-    tail.iter().position(named).map(|i| from + i).or_else(|| head.iter().position(named))
-}
-
 /// The range of an integer kind.
 fn int_range(kind: Kind) -> (i128, i128) {
     match kind {
@@ -665,3 +729,6 @@ fn decode_base64(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
     let engine = if url { &URL } else { &STD };
     engine.decode_vec(text, out).map_err(|_| "malformed base64")
 }
+
+#[cfg(test)]
+mod tests;
