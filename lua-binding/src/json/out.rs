@@ -273,6 +273,29 @@ impl<'a> Out<'a> {
         self.buf.push(b'"');
     }
 
+    /// An integer, in decimal; `quote`: as a JSON string.
+    #[inline]
+    pub fn int(&mut self, v: impl itoa::Integer, quote: bool) {
+        let mut t = itoa::Buffer::new();
+        let d = t.format(v).as_bytes();
+        let q = usize::from(quote);
+        let n = d.len() + 2 * q;
+        self.buf.reserve(n);
+        let len = self.buf.len();
+        // SAFETY: `n` bytes are reserved past `len`, and all of them are
+        // written (the digits, and the quotes around them when quoting)
+        // before the length moves over them.
+        unsafe {
+            let p = self.buf.as_mut_ptr().add(len);
+            copy_to(p.add(q), d);
+            if quote {
+                p.write(b'"');
+                p.add(n - 1).write(b'"');
+            }
+            self.buf.set_len(len + n);
+        }
+    }
+
     /// Raw text (numbers, literals).
     #[inline]
     pub fn raw(&mut self, s: &[u8]) {

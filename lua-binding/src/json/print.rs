@@ -17,7 +17,7 @@ use pbwire::{Reader, WireType};
 
 use super::JsonOptions;
 use super::error::{At, JsonError};
-use super::number::{put_f32, put_f64, put_int, put_quoted_int};
+use super::number::{put_f32, put_f64, put_int};
 use super::out::Out;
 use super::wkt::{self, Wkt};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
@@ -342,7 +342,7 @@ impl<'a> Printer<'a> {
 
     /// A singular scalar field's value, unless it is an implicit field's
     /// zero left out.
-    #[inline]
+    #[inline(always)]
     fn single(&mut self, f: &FieldPlan, keys: u32, fi: usize, val: u64, data: &[u8], first: &mut bool) -> R {
         if f.implicit && !self.opts.emit_defaults && val == 0 && data.is_empty() {
             return Ok(());
@@ -460,12 +460,12 @@ impl<'a> Printer<'a> {
         match kind {
             Kind::Double => put_f64(b, f64::from_bits(x)),
             Kind::Float => put_f32(b, f32::from_bits(x as u32)),
-            Kind::Int32 | Kind::SFixed32 => put_int(b, x as i32),
-            Kind::UInt32 | Kind::Fixed32 => put_int(b, x as u32),
-            Kind::SInt32 => put_int(b, decode_zigzag32(x as u32)),
-            Kind::Int64 | Kind::SFixed64 => put_quoted_int(b, x as i64),
-            Kind::UInt64 | Kind::Fixed64 => put_quoted_int(b, x),
-            Kind::SInt64 => put_quoted_int(b, decode_zigzag64(x)),
+            Kind::Int32 | Kind::SFixed32 => self.o.int(x as i32, false),
+            Kind::UInt32 | Kind::Fixed32 => self.o.int(x as u32, false),
+            Kind::SInt32 => self.o.int(decode_zigzag32(x as u32), false),
+            Kind::Int64 | Kind::SFixed64 => self.o.int(x as i64, true),
+            Kind::UInt64 | Kind::Fixed64 => self.o.int(x, true),
+            Kind::SInt64 => self.o.int(decode_zigzag64(x), true),
             Kind::Bool => b.extend_from_slice(if x != 0 { b"true" } else { b"false" }),
             Kind::String => {
                 self.o.checked_string(data).map_err(|_| JsonError::new("string field holds invalid UTF-8"))?;

@@ -124,18 +124,75 @@ impl<'a> Printer<'a> {
         first: &mut bool,
     ) -> Result<bool, JsonError> {
         let (mark, first0) = (self.o.mark(), *first);
+        let mut r = Reader::new(bytes);
+        let mut next = 0;
+        // Plain fields (as decode's fast path has them: singular, in no
+        // oneof, not a message, not a closed enum, numbered below 16, in
+        // their own wire type) in a lean loop; the first other field hands
+        // the rest to the full walk.
+        let done = loop {
+            let Some(&tag) = r.rest().first() else {
+                if self.opts.emit_defaults {
+                    self.defaults(m, keys, next..m.fields.len(), first);
+                }
+                break true;
+            };
+            let Some(fi) = plain(m, tag) else {
+                break self.walk(m, keys, bytes, r, next, first)?;
+            };
+            if fi < next {
+                break false;
+            }
+            let _ = r.advance(1);
+            let (val, data) = plain_value(&mut r, tag & 7)?;
+            if self.opts.emit_defaults {
+                self.defaults(m, keys, next..fi, first);
+            }
+            next = fi + 1;
+            let f = &m.fields[fi];
+            if let Err(e) = self.single(f, keys, fi, val, data, first) {
+                // See the module doc: the error stands if the rest of the
+                // body reads cleanly and in order.
+                if !self.in_order(m, &r, bytes, Order { next, run: false, oneofs: 0 })? {
+                    break false;
+                }
+                return Err(e.in_field(self.name(f)));
+            }
+        };
+        #[cfg(test)]
+        if done {
+            self.s.fast.0 += 1;
+        } else {
+            self.s.fast.1 += 1;
+        }
+        if !done {
+            self.o.reset(mark);
+            *first = first0;
+        }
+        Ok(done)
+    }
+
+    /// The rest of [`Printer::members_fast`] from `r`, any field: Ok(false)
+    /// when the body is not in canonical order (its text then dropped by
+    /// the caller).
+    #[inline(never)]
+    fn walk<'b>(
+        &mut self,
+        m: &MessagePlan,
+        keys: u32,
+        bytes: &'b [u8],
+        mut r: Reader<'b>,
+        next: usize,
+        first: &mut bool,
+    ) -> Result<bool, JsonError> {
         let mut w = Walk {
-            ord: Order { next: 0, run: false, oneofs: 0 },
+            ord: Order { next, run: false, oneofs: 0 },
             checked: false,
             run: Run { fi: usize::MAX, first: true, n: 0, entries: Vec::new() },
         };
-        let mut r = Reader::new(bytes);
         let fallback = loop {
             let Some(&tag) = r.rest().first() else { break false };
             let res = if let Some(fi) = plain(m, tag) {
-                // A plain field (as decode's fast path has them): singular,
-                // in no oneof, not a message, not a closed enum, numbered
-                // below 16, in its own wire type.
                 if fi < w.ord.next {
                     break true;
                 }
@@ -167,28 +224,14 @@ impl<'a> Printer<'a> {
                 return Err(e);
             }
         };
-        #[cfg(test)]
-        if fallback {
-            self.s.fast.1 += 1;
-        } else {
-            self.s.fast.0 += 1;
-        }
-        if fallback {
-            if w.run.entries.capacity() > 0 {
-                self.give_occ(w.run.entries);
-            }
-            self.o.reset(mark);
-            *first = first0;
-            return Ok(false);
-        }
-        self.end_run(m, &mut w.run)?;
-        if self.opts.emit_defaults {
-            self.defaults(m, keys, w.ord.next..m.fields.len(), first);
-        }
+        let r = if fallback { Ok(false) } else { self.end_run(m, &mut w.run).map(|()| true) };
         if w.run.entries.capacity() > 0 {
             self.give_occ(w.run.entries);
         }
-        Ok(true)
+        if r.as_ref().is_ok_and(|&done| done) && self.opts.emit_defaults {
+            self.defaults(m, keys, w.ord.next..m.fields.len(), first);
+        }
+        r
     }
 
     /// An occurrence off the plain lane: None when it breaks the order,
