@@ -320,8 +320,7 @@ impl<'a> Printer<'a> {
                 if run.is_empty() && !self.opts.emit_defaults {
                     return Ok(());
                 }
-                self.key(keys, fi, first);
-                self.map(f, run)
+                self.map(f, run, Some((keys, fi, first)))
             }
             Card::Single => {
                 let Some(last) = run.last() else {
@@ -396,15 +395,25 @@ impl<'a> Printer<'a> {
     }
 
     /// A map field's entries as an object; the last entry of a key wins.
-    fn map(&mut self, f: &FieldPlan, run: &[Occ<'_>]) -> R {
+    /// With `key` (its message's keys, its index, the `first` flag) also
+    /// its key, unless no entry is left to print (all dropped as decode
+    /// drops them) and `emit_defaults` is off: then nothing.
+    fn map(&mut self, f: &FieldPlan, run: &[Occ<'_>], key: Option<(u32, usize, &mut bool)>) -> R {
         let plans = self.plans;
         let entry = &plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
         let (mut keys, mut vals) = (self.take_bytes(), self.take_occ());
         let mut entries = self.s.entries.pop().unwrap_or_default();
         entries.clear();
+        let closed = vf.kind == Kind::Enum && plans.enums[vf.sub as usize].closed;
         for (i, o) in run.iter().enumerate() {
             let occ = self.scan(entry, o.data)?;
+            if closed && self.unknown_enum_value(vf.sub, o.data) {
+                // Its value is a closed-enum value the enum lacks: decode
+                // keeps the whole entry as an unknown field.
+                self.give_occ(occ);
+                continue;
+            }
             let k = occ.iter().rev().find(|o| o.fi == 0).copied();
             let k = k.unwrap_or(Occ { fi: 0, seq: 0, wt: kf.kind.wire_type(), val: 0, data: b"" });
             let k0 = keys.len();
@@ -429,8 +438,18 @@ impl<'a> Printer<'a> {
         // equal keys the last on the wire wins.
         let text = |e: &Entry| &keys[e.key.0..e.key.1];
         entries.sort_unstable_by(|a, b| (a.num, text(a), a.i).cmp(&(b.num, text(b), b.i)));
-        self.o.open(b'{');
+        let shown = match key {
+            Some(_) if entries.is_empty() && !self.opts.emit_defaults => false,
+            Some((k, fi, first)) => {
+                self.key(k, fi, first);
+                true
+            }
+            None => true,
+        };
         let mut first = true;
+        if shown {
+            self.o.open(b'{');
+        }
         for (j, e) in entries.iter().enumerate() {
             let k = text(e);
             if entries.get(j + 1).is_some_and(|n| n.num == e.num && text(n) == k) {
@@ -447,11 +466,30 @@ impl<'a> Printer<'a> {
             };
             r.map_err(|e| e.in_key(k))?;
         }
-        self.o.close(b'}', first);
+        if shown {
+            self.o.close(b'}', first);
+        }
         self.s.bytes.push(keys);
         self.give_occ(vals);
         self.s.entries.push(entries);
         Ok(())
+    }
+
+    /// Whether the last value (field 2, a varint) of the map entry
+    /// `entry` (read cleanly by `scan` already) is one the closed enum `e`
+    /// lacks.
+    #[cold]
+    fn unknown_enum_value(&self, e: u32, entry: &[u8]) -> bool {
+        let mut r = Reader::new(entry);
+        let mut last = None;
+        while let Ok(tag) = r.read_tag() {
+            if tag.field_number() == 2 && tag.wire_type() == WireType::Varint {
+                last = r.read_varint().ok();
+            } else if r.skip_field(tag, self.opts.max_depth).is_err() {
+                break;
+            }
+        }
+        last.is_some_and(|v| !self.enum_accepts(e, v as i32))
     }
 
     /// One scalar value (not a message).
@@ -543,7 +581,11 @@ impl<'a> Printer<'a> {
             Wkt::Struct | Wkt::ListValue => {
                 let mut run = self.take_occ();
                 run.extend(occ.iter().filter(|o| o.fi == 0).copied());
-                let r = if w == Wkt::Struct { self.map(&m.fields[0], &run) } else { self.repeated(&m.fields[0], &run) };
+                let r = if w == Wkt::Struct {
+                    self.map(&m.fields[0], &run, None)
+                } else {
+                    self.repeated(&m.fields[0], &run)
+                };
                 self.give_occ(run);
                 r.map_err(|e| e.in_field(&m.fields[0].name))
             }

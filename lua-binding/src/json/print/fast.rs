@@ -199,7 +199,7 @@ impl<'a> Printer<'a> {
                 let _ = r.advance(1);
                 let (val, data) = plain_value(&mut r, tag & 7)?;
                 if w.run.fi != usize::MAX {
-                    self.end_run(m, &mut w.run)?;
+                    self.end_run(m, keys, &mut w.run, first)?;
                 }
                 if self.opts.emit_defaults {
                     self.defaults(m, keys, w.ord.next..fi, first);
@@ -224,7 +224,7 @@ impl<'a> Printer<'a> {
                 return Err(e);
             }
         };
-        let r = if fallback { Ok(false) } else { self.end_run(m, &mut w.run).map(|()| true) };
+        let r = if fallback { Ok(false) } else { self.end_run(m, keys, &mut w.run, first).map(|()| true) };
         if w.run.entries.capacity() > 0 {
             self.give_occ(w.run.entries);
         }
@@ -259,7 +259,7 @@ impl<'a> Printer<'a> {
                     }
                     w.checked = true;
                 }
-                self.end_run(m, &mut w.run)?;
+                self.end_run(m, keys, &mut w.run, first)?;
                 if self.opts.emit_defaults {
                     self.defaults(m, keys, next..fi, first);
                 }
@@ -314,7 +314,7 @@ impl<'a> Printer<'a> {
                 self.element(f, run, wt, val, data)
             }
             Card::Map => {
-                self.key(keys, fi, first);
+                // The key comes with the entries, at the run's end.
                 if run.entries.capacity() == 0 {
                     run.entries = self.take_occ();
                 }
@@ -342,12 +342,12 @@ impl<'a> Printer<'a> {
     }
 
     /// The end of the open run, if one is: the array closed, the map
-    /// printed.
-    fn end_run(&mut self, m: &MessagePlan, run: &mut Run<'_>) -> Result<(), JsonError> {
+    /// printed (with its key: see [`Printer::map`]).
+    fn end_run(&mut self, m: &MessagePlan, keys: u32, run: &mut Run<'_>, first: &mut bool) -> Result<(), JsonError> {
         let Some(f) = m.fields.get(run.fi) else { return Ok(()) };
-        run.fi = usize::MAX;
+        let fi = std::mem::replace(&mut run.fi, usize::MAX);
         if f.card == Card::Map {
-            let r = self.map(f, &run.entries);
+            let r = self.map(f, &run.entries, Some((keys, fi, first)));
             run.entries.clear();
             return r.map_err(|e| e.in_field(self.name(f)));
         }

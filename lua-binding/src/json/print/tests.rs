@@ -276,3 +276,32 @@ fn deep_breaks_stay_linear() {
     assert!(out.starts_with(r#"{"optionalInt32":2,"optionalNestedMessage":{"corecursive":{"optionalInt32":2,"#));
     assert!(t.elapsed().as_secs() < 5);
 }
+
+/// A map entry whose last value is a closed-enum value the enum lacks is
+/// dropped whole, as decode drops it; a map left empty is not printed.
+#[test]
+fn closed_enum_map_values() {
+    let p = plans();
+    // map_string_nested_enum = 73 (proto2: NestedEnum is closed).
+    let e = |k: &str, vals: &[u64]| {
+        let mut body = l(1, k.as_bytes());
+        for &x in vals {
+            body.extend(v(2, x));
+        }
+        l(73, &body)
+    };
+    let cases: &[(&[Vec<u8>], &str)] = &[
+        (&[e("a", &[1]), e("b", &[99])], r#"{"mapStringNestedEnum":{"a":"BAR"}}"#),
+        (&[e("b", &[99])], "{}"),
+        (&[v(1, 1), e("b", &[1, 99])], r#"{"optionalInt32":1}"#),
+        (&[e("b", &[99, 2])], r#"{"mapStringNestedEnum":{"b":"BAZ"}}"#),
+        // A later entry dropped leaves the earlier one of its key.
+        (&[e("b", &[1]), e("b", &[99])], r#"{"mapStringNestedEnum":{"b":"BAR"}}"#),
+        (&[e("b", &[1]), v(1, 1), e("b", &[99])], r#"{"optionalInt32":1,"mapStringNestedEnum":{"b":"BAR"}}"#),
+    ];
+    for (parts, want) in cases {
+        assert_eq!(both(&p, P2, &cat(parts)).as_deref(), Ok(*want), "{parts:02x?}");
+    }
+    let o = JsonOptions { emit_defaults: true, ..JsonOptions::default() };
+    assert!(print(&p, P2, &e("b", &[99]), &o, false).unwrap().contains(r#""mapStringNestedEnum":{}"#));
+}
