@@ -208,6 +208,17 @@ impl<'a> Out<'a> {
         }
     }
 
+    /// A JSON string of `s` if it is ASCII with nothing to escape (true),
+    /// else nothing.
+    #[inline(always)]
+    pub fn plain_string(&mut self, s: &[u8]) -> bool {
+        let plain = plain_ascii(s);
+        if plain {
+            self.quoted(s, b"");
+        }
+        plain
+    }
+
     /// A JSON string of the bytes `s`, which must be UTF-8: the error
     /// when they are not. ASCII text with nothing to escape (the common
     /// case) is copied without a separate UTF-8 pass.

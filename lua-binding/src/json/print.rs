@@ -492,8 +492,23 @@ impl<'a> Printer<'a> {
         last.is_some_and(|v| !self.enum_accepts(e, v as i32))
     }
 
-    /// One scalar value (not a message).
+    /// One scalar value (not a message): the common kinds here, inlined
+    /// into the loops; the others in [`Printer::scalar_rest`].
+    #[inline(always)]
     fn scalar(&mut self, kind: Kind, sub: u32, x: u64, data: &[u8]) -> R {
+        match kind {
+            Kind::Int32 => self.o.int(x as i32, false),
+            Kind::UInt32 => self.o.int(x as u32, false),
+            Kind::Int64 => self.o.int(x as i64, true),
+            Kind::String if self.o.plain_string(data) => {}
+            _ => return self.scalar_rest(kind, sub, x, data),
+        }
+        Ok(())
+    }
+
+    /// [`Printer::scalar`] of every kind.
+    #[inline(never)]
+    fn scalar_rest(&mut self, kind: Kind, sub: u32, x: u64, data: &[u8]) -> R {
         let b = &mut *self.o.buf;
         match kind {
             Kind::Double => put_f64(b, f64::from_bits(x)),
