@@ -12,6 +12,74 @@ pub struct Out<'a> {
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// [`Out::member_key`] copies keys of up to this many bytes in one move.
+pub const KEY_PAD: usize = 32;
+
+const fn splat(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+/// Nonzero when a byte of `w` is `"`, `\\`, a control character (below
+/// 0x20) or not ASCII (a borrow can only mark a byte above a marked one).
+#[inline(always)]
+fn special_or_high(w: u64) -> u64 {
+    let zero = |v: u64| v.wrapping_sub(splat(1)) & !v;
+    (zero(w ^ splat(b'"')) | zero(w ^ splat(b'\\')) | w.wrapping_sub(splat(0x20)) | w) & splat(0x80)
+}
+
+/// Whether `s` is ASCII with nothing to escape: words of eight bytes, the
+/// last one overlapping; a short `s` in one word of overlapping pieces.
+#[inline]
+fn plain_ascii(s: &[u8]) -> bool {
+    let n = s.len();
+    let word = |i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("eight bytes"));
+    let half = |i: usize| u64::from(u32::from_le_bytes(s[i..i + 4].try_into().expect("four bytes")));
+    let w = if n >= 8 {
+        let mut acc = 0;
+        let mut i = 0;
+        while i + 8 < n {
+            acc |= special_or_high(word(i));
+            i += 8;
+        }
+        return acc | special_or_high(word(n - 8)) == 0;
+    } else if n >= 4 {
+        half(0) | half(n - 4) << 32
+    } else if n > 0 {
+        // Three bytes, the rest a plain letter.
+        splat(b'a') << 24 | u64::from(s[0]) | u64::from(s[n / 2]) << 8 | u64::from(s[n - 1]) << 16
+    } else {
+        return true;
+    };
+    special_or_high(w) == 0
+}
+
+/// Copies `s` to `dst`: up to 16 bytes in two overlapping moves (no call).
+///
+/// # Safety
+/// `s.len()` bytes writable at `dst`, not overlapping `s`.
+#[inline(always)]
+unsafe fn copy_to(dst: *mut u8, s: &[u8]) {
+    use std::ptr::{read_unaligned as rd, write_unaligned as wr};
+    let (n, p) = (s.len(), s.as_ptr());
+    // SAFETY: every access is within the first `n` bytes of `s` and of
+    // `dst` (the pieces overlap instead of running past the end).
+    unsafe {
+        if n > 16 {
+            std::ptr::copy_nonoverlapping(p, dst, n);
+        } else if n >= 8 {
+            wr(dst.cast::<u64>(), rd(p.cast::<u64>()));
+            wr(dst.add(n - 8).cast::<u64>(), rd(p.add(n - 8).cast::<u64>()));
+        } else if n >= 4 {
+            wr(dst.cast::<u32>(), rd(p.cast::<u32>()));
+            wr(dst.add(n - 4).cast::<u32>(), rd(p.add(n - 4).cast::<u32>()));
+        } else if n > 0 {
+            *dst = *p;
+            *dst.add(n / 2) = *p.add(n / 2);
+            *dst.add(n - 1) = *p.add(n - 1);
+        }
+    }
+}
+
 impl<'a> Out<'a> {
     /// Write into `buf`, compact (`indent` None) or indented.
     pub fn new(buf: &'a mut Vec<u8>, indent: Option<u8>) -> Self {
@@ -54,6 +122,62 @@ impl<'a> Out<'a> {
         self.newline();
     }
 
+    /// A member's separator and key, from its text `,"k":` (made by
+    /// [`Out::key_text`]): the first `n` bytes of `text`. With at least
+    /// [`KEY_PAD`] bytes of `text` readable (padding after the last key
+    /// text) a short key is one fixed-size copy.
+    #[inline(always)]
+    pub fn member_key(&mut self, text: &[u8], n: usize, first: &mut bool) {
+        if self.indent.is_some() {
+            self.member_key_indented(&text[1..n], first);
+            return;
+        }
+        let skip = usize::from(*first);
+        *first = false;
+        let k = &text[skip..];
+        let n = n - skip;
+        if n <= KEY_PAD && k.len() >= KEY_PAD {
+            self.buf.reserve(KEY_PAD);
+            let len = self.buf.len();
+            // SAFETY: KEY_PAD bytes are readable from `k` (checked) and
+            // reserved past `len`; the length moves over the first `n`
+            // of them only, all written.
+            unsafe {
+                std::ptr::copy_nonoverlapping(k.as_ptr(), self.buf.as_mut_ptr().add(len), KEY_PAD);
+                self.buf.set_len(len + n);
+            }
+        } else {
+            self.buf.extend_from_slice(&k[..n]);
+        }
+    }
+
+    #[cold]
+    fn member_key_indented(&mut self, k: &[u8], first: &mut bool) {
+        self.sep(first);
+        self.buf.extend_from_slice(k);
+        self.buf.push(b' ');
+    }
+
+    /// Appends the text [`Out::member_key`] takes for the key `k`: a
+    /// comma, then what [`Out::key`] writes in the compact layout.
+    pub fn key_text(k: &[u8], into: &mut Vec<u8>) {
+        into.push(b',');
+        Out::new(into, None).key(k);
+    }
+
+    /// Where the text is (its length and nesting), for [`Out::reset`].
+    #[inline]
+    pub fn mark(&self) -> (usize, usize) {
+        (self.buf.len(), self.level)
+    }
+
+    /// Back to a [`Out::mark`]: the text written since is dropped.
+    #[inline]
+    pub fn reset(&mut self, (len, level): (usize, usize)) {
+        self.buf.truncate(len);
+        self.level = level;
+    }
+
     /// An object key and its colon.
     #[inline]
     pub fn key(&mut self, k: &[u8]) {
@@ -77,11 +201,22 @@ impl<'a> Out<'a> {
         unsafe {
             let p = self.buf.as_mut_ptr().add(len);
             p.write(b'"');
-            std::ptr::copy_nonoverlapping(s.as_ptr(), p.add(1), s.len());
+            copy_to(p.add(1), s);
             p.add(1 + s.len()).write(b'"');
-            std::ptr::copy_nonoverlapping(tail.as_ptr(), p.add(2 + s.len()), tail.len());
+            copy_to(p.add(2 + s.len()), tail);
             self.buf.set_len(len + n);
         }
+    }
+
+    /// A JSON string of `s` if it is ASCII with nothing to escape (true),
+    /// else nothing.
+    #[inline(always)]
+    pub fn plain_string(&mut self, s: &[u8]) -> bool {
+        let plain = plain_ascii(s);
+        if plain {
+            self.quoted(s, b"");
+        }
+        plain
     }
 
     /// A JSON string of the bytes `s`, which must be UTF-8: the error
@@ -89,8 +224,7 @@ impl<'a> Out<'a> {
     /// case) is copied without a separate UTF-8 pass.
     #[inline]
     pub fn checked_string(&mut self, s: &[u8]) -> Result<(), usize> {
-        let (plain, high) = plain_run(s, 0);
-        if plain == s.len() && !high {
+        if plain_ascii(s) {
             self.quoted(s, b"");
             return Ok(());
         }
@@ -150,9 +284,83 @@ impl<'a> Out<'a> {
         self.buf.push(b'"');
     }
 
+    /// An integer, in decimal; `quote`: as a JSON string.
+    #[inline]
+    pub fn int(&mut self, v: impl itoa::Integer, quote: bool) {
+        let mut t = itoa::Buffer::new();
+        let d = t.format(v).as_bytes();
+        let q = usize::from(quote);
+        let n = d.len() + 2 * q;
+        self.buf.reserve(n);
+        let len = self.buf.len();
+        // SAFETY: `n` bytes are reserved past `len`, and all of them are
+        // written (the digits, and the quotes around them when quoting)
+        // before the length moves over them.
+        unsafe {
+            let p = self.buf.as_mut_ptr().add(len);
+            copy_to(p.add(q), d);
+            if quote {
+                p.write(b'"');
+                p.add(n - 1).write(b'"');
+            }
+            self.buf.set_len(len + n);
+        }
+    }
+
     /// Raw text (numbers, literals).
     #[inline]
     pub fn raw(&mut self, s: &[u8]) {
         self.buf.extend_from_slice(s);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Out, copy_to, plain_ascii};
+
+    #[test]
+    fn plain_ascii_matches_a_bytewise_check() {
+        let bytewise = |s: &[u8]| s.iter().all(|&b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\');
+        for n in 0..40 {
+            for at in 0..n.max(1) {
+                for b in [0x00, 0x1f, 0x20, b'"', b'\\', b'a', 0x7f, 0x80, 0xa2, 0xdc, 0xff] {
+                    let mut s = vec![b'x'; n];
+                    if n > 0 {
+                        s[at] = b;
+                    }
+                    assert_eq!(plain_ascii(&s), bytewise(&s), "{s:02x?}");
+                    let mut dst = vec![0u8; n];
+                    // SAFETY: `n` bytes writable, separate buffers.
+                    unsafe { copy_to(dst.as_mut_ptr(), &s) };
+                    assert_eq!(dst, s);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn member_keys() {
+        let mut text = Vec::new();
+        Out::key_text(b"abc", &mut text);
+        Out::key_text(&[b'k'; 40], &mut text);
+        let n = (5 + 2, text.len() - 7);
+        text.resize(text.len() + super::KEY_PAD, 0);
+        for indent in [None, Some(2)] {
+            let mut buf = Vec::new();
+            let mut o = Out::new(&mut buf, indent);
+            let mut first = true;
+            o.open(b'{');
+            o.member_key(&text, n.0, &mut first);
+            o.raw(b"1");
+            o.member_key(&text[n.0..], n.1, &mut first);
+            o.raw(b"2");
+            o.close(b'}', first);
+            let k = "k".repeat(40);
+            let want = match indent {
+                None => format!(r#"{{"abc":1,"{k}":2}}"#),
+                Some(_) => format!("{{\n  \"abc\": 1,\n  \"{k}\": 2\n}}"),
+            };
+            assert_eq!(String::from_utf8(buf).unwrap(), want);
+        }
     }
 }

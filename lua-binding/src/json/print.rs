@@ -1,6 +1,9 @@
 //! Protobuf bytes → JSON text, walking the message plans.
 //!
-//! A message body is scanned once into its field occurrences; they are
+//! A message body whose fields come in the order every encoder writes
+//! them (ascending numbers, each singular field once, repeated fields in
+//! one run, one member per oneof) is printed as it is read ([`fast`]).
+//! Any other body is scanned once into its field occurrences; they are
 //! then printed in field-number order with protobuf's merge rules: the
 //! last value of a singular scalar wins, the occurrences of a singular
 //! message field merge (their bytes concatenated are the merged message),
@@ -14,10 +17,15 @@ use pbwire::{Reader, WireType};
 
 use super::JsonOptions;
 use super::error::{At, JsonError};
-use super::number::{put_f32, put_f64, put_int, put_quoted_int};
+use super::number::{put_f32, put_f64, put_int};
 use super::out::Out;
 use super::wkt::{self, Wkt};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+
+mod fast;
+mod meta;
+#[cfg(test)]
+mod tests;
 
 type R = Result<(), JsonError>;
 
@@ -56,6 +64,10 @@ pub struct PrintScratch {
     bytes: Vec<Vec<u8>>,
     entries: Vec<Vec<Entry>>,
     oneofs: Vec<(u16, u32)>,
+    metas: meta::Metas,
+    /// Bodies the fast path printed, and gave back (the tests' counts).
+    #[cfg(test)]
+    fast: (u32, u32),
 }
 
 /// An empty vector of occurrences of another lifetime, in the same
@@ -72,6 +84,8 @@ pub struct Printer<'a> {
     o: Out<'a>,
     depth: u32,
     s: &'a mut PrintScratch,
+    /// Never take the fast path (the tests compare the two paths).
+    slow_only: bool,
 }
 
 fn wire_err(e: pbwire::Error) -> JsonError {
@@ -92,7 +106,8 @@ impl<'a> Printer<'a> {
     /// (kept between calls so that a steady state allocates nothing).
     pub fn new(plans: &'a Plans, opts: &'a JsonOptions, out: &'a mut Vec<u8>, s: &'a mut PrintScratch) -> Self {
         s.oneofs.clear();
-        Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0, s }
+        s.metas.sync(plans);
+        Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0, s, slow_only: false }
     }
 
     /// Print message `msg` from its encoding `bytes`.
@@ -136,12 +151,13 @@ impl<'a> Printer<'a> {
         self.depth += 1;
         let plans = self.plans;
         let m = &plans.messages[mi as usize];
-        let r = match wkt::wkt_of(m) {
+        let meta = self.s.metas.get(plans, mi);
+        let r = match meta.wkt {
             Some(w) => self.wkt(w, m, bytes),
             None => {
                 self.o.open(b'{');
                 let mut first = true;
-                let r = self.members(m, bytes, &mut first);
+                let r = self.members(m, meta, bytes, &mut first);
                 self.o.close(b'}', first);
                 r
             }
@@ -156,42 +172,55 @@ impl<'a> Printer<'a> {
         let mut r = Reader::new(bytes);
         let mut seq = 0u32;
         while !r.is_empty() {
-            let tag = r.read_tag().map_err(wire_err)?;
-            let number = tag.field_number();
-            let wt = tag.wire_type();
-            let (mut val, mut data) = (0u64, &b""[..]);
-            match wt {
-                WireType::Varint => val = r.read_varint().map_err(wire_err)?,
-                WireType::I64 => val = r.read_fixed64().map_err(wire_err)?,
-                WireType::I32 => val = u64::from(r.read_fixed32().map_err(wire_err)?),
-                WireType::Len => data = r.read_len_bytes().map_err(wire_err)?,
-                WireType::StartGroup => {
-                    let start = r.position();
-                    r.skip_group(number, self.opts.max_depth).map_err(wire_err)?;
-                    let end = r.position() - encoded_len_varint(u64::from(number) << 3 | 4);
-                    data = &bytes[start..end];
-                }
-                WireType::EndGroup => {
-                    return Err(wire_err(pbwire::Error::new(
-                        pbwire::ErrorKind::UnexpectedEndGroup(number),
-                        r.position(),
-                    )));
-                }
+            if let Some((fi, wt, val, data)) = self.next_field(m, &mut r, bytes)? {
+                occ.push(Occ { fi: fi as u16, seq, wt, val, data });
+                seq += 1;
             }
-            let Some(fi) = m.field_index(number) else { continue };
-            let f = &m.fields[fi];
-            let fits = match f.card {
-                Card::Map => wt == WireType::Len,
-                Card::Repeated => wt == f.kind.wire_type() || (f.kind.is_packable() && wt == WireType::Len),
-                Card::Single => wt == f.kind.wire_type(),
-            };
-            if !fits || (wt == WireType::Varint && f.kind == Kind::Enum && !self.enum_accepts(f.sub, val as i32)) {
-                continue;
-            }
-            occ.push(Occ { fi: fi as u16, seq, wt, val, data });
-            seq += 1;
         }
         Ok(occ)
+    }
+
+    /// The next field occurrence of `m` in `r` (reading `bytes`): its
+    /// field index, wire type and value, or None for a field `m` lacks, a
+    /// wire type the field does not take, a closed enum's unknown value.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)] // one occurrence, spelled out
+    fn next_field<'b>(
+        &self,
+        m: &MessagePlan,
+        r: &mut Reader<'b>,
+        bytes: &'b [u8],
+    ) -> Result<Option<(usize, WireType, u64, &'b [u8])>, JsonError> {
+        let tag = r.read_tag().map_err(wire_err)?;
+        let number = tag.field_number();
+        let wt = tag.wire_type();
+        let (mut val, mut data) = (0u64, &b""[..]);
+        match wt {
+            WireType::Varint => val = r.read_varint().map_err(wire_err)?,
+            WireType::I64 => val = r.read_fixed64().map_err(wire_err)?,
+            WireType::I32 => val = u64::from(r.read_fixed32().map_err(wire_err)?),
+            WireType::Len => data = r.read_len_bytes().map_err(wire_err)?,
+            WireType::StartGroup => {
+                let start = r.position();
+                r.skip_group(number, self.opts.max_depth).map_err(wire_err)?;
+                let end = r.position() - encoded_len_varint(u64::from(number) << 3 | 4);
+                data = &bytes[start..end];
+            }
+            WireType::EndGroup => {
+                return Err(wire_err(pbwire::Error::new(pbwire::ErrorKind::UnexpectedEndGroup(number), r.position())));
+            }
+        }
+        let Some(fi) = m.field_index(number) else { return Ok(None) };
+        let f = &m.fields[fi];
+        let fits = match f.card {
+            Card::Map => wt == WireType::Len,
+            Card::Repeated => wt == f.kind.wire_type() || (f.kind.is_packable() && wt == WireType::Len),
+            Card::Single => wt == f.kind.wire_type(),
+        };
+        if !fits || (wt == WireType::Varint && f.kind == Kind::Enum && !self.enum_accepts(f.sub, val as i32)) {
+            return Ok(None);
+        }
+        Ok(Some((fi, wt, val, data)))
     }
 
     /// Whether enum `e` takes `v` (open enums take every value).
@@ -200,14 +229,25 @@ impl<'a> Printer<'a> {
         !e.closed || e.by_number.binary_search_by_key(&v, |&(n, _)| n).is_ok()
     }
 
-    /// Print `m`'s fields as object members (no braces).
-    fn members(&mut self, m: &MessagePlan, bytes: &[u8], first: &mut bool) -> R {
+    /// Print `m`'s fields as object members (no braces); `meta` is its
+    /// [`meta::Meta`].
+    #[inline]
+    fn members(&mut self, m: &MessagePlan, meta: meta::Meta, bytes: &[u8], first: &mut bool) -> R {
+        if meta.fast && !self.slow_only && self.members_fast(m, meta.keys, bytes, first)? {
+            return Ok(());
+        }
+        self.members_sorted(m, meta.keys, bytes, first)
+    }
+
+    /// [`Printer::members`] by the occurrences sorted into field order,
+    /// with the merge rules; `keys` is `m`'s [`meta::Meta::keys`].
+    fn members_sorted(&mut self, m: &MessagePlan, keys: u32, bytes: &[u8], first: &mut bool) -> R {
         let mut occ = self.scan(m, bytes)?;
         // Per oneof: the member set last and where its run began (on the
         // stack of oneof states, above `base`).
         let base = self.s.oneofs.len();
-        self.s.oneofs.resize(base + m.oneofs.len(), (u16::MAX, 0));
         if !m.oneofs.is_empty() {
+            self.s.oneofs.resize(base + m.oneofs.len(), (u16::MAX, 0));
             let cur = &mut self.s.oneofs[base..];
             for o in &occ {
                 let f = &m.fields[o.fi as usize];
@@ -246,59 +286,68 @@ impl<'a> Printer<'a> {
                 }
                 run = &run[run.partition_point(|o| o.seq < start)..];
             }
-            let name = if self.opts.json_names { &f.json_name } else { &f.name };
-            self.field(f, run, first).map_err(|e| e.in_field(name))?;
+            self.field(f, keys, this, run, first).map_err(|e| e.in_field(self.name(f)))?;
         }
         self.s.oneofs.truncate(base);
         self.give_occ(occ);
         Ok(())
     }
 
-    fn key(&mut self, f: &FieldPlan, first: &mut bool) {
-        self.o.sep(first);
-        let k = if self.opts.json_names { &f.json_name } else { &f.name };
-        self.o.key(k.as_bytes());
+    /// The name of `f` in the output (and in error paths).
+    fn name<'f>(&self, f: &'f FieldPlan) -> &'f str {
+        if self.opts.json_names { &f.json_name } else { &f.name }
     }
 
-    fn field(&mut self, f: &FieldPlan, run: &[Occ<'_>], first: &mut bool) -> R {
+    /// The separator and the key of field `fi` of the message whose
+    /// [`meta::Meta::keys`] is `keys`.
+    #[inline]
+    fn key(&mut self, keys: u32, fi: usize, first: &mut bool) {
+        let (text, n) = self.s.metas.key(keys, fi, self.opts.json_names);
+        self.o.member_key(text, n, first);
+    }
+
+    /// Field `fi` (`f`) from its occurrences `run`, if it is printed.
+    fn field(&mut self, f: &FieldPlan, keys: u32, fi: usize, run: &[Occ<'_>], first: &mut bool) -> R {
         match f.card {
             Card::Repeated => {
                 if run.is_empty() && !self.opts.emit_defaults {
                     return Ok(());
                 }
-                self.key(f, first);
+                self.key(keys, fi, first);
                 self.repeated(f, run)
             }
             Card::Map => {
                 if run.is_empty() && !self.opts.emit_defaults {
                     return Ok(());
                 }
-                self.key(f, first);
-                self.map(f, run)
+                self.map(f, run, Some((keys, fi, first)))
             }
             Card::Single => {
                 let Some(last) = run.last() else {
                     if self.opts.emit_defaults && f.implicit {
-                        self.key(f, first);
-                        return self.scalar(
-                            f.kind,
-                            f.sub,
-                            &Occ { fi: 0, seq: 0, wt: f.kind.wire_type(), val: 0, data: b"" },
-                        );
+                        self.key(keys, fi, first);
+                        return self.scalar(f.kind, f.sub, 0, b"");
                     }
                     return Ok(());
                 };
                 if matches!(f.kind, Kind::Message | Kind::Group) {
-                    self.key(f, first);
+                    self.key(keys, fi, first);
                     return self.merged(f.sub, run);
                 }
-                if f.implicit && !self.opts.emit_defaults && last.val == 0 && last.data.is_empty() {
-                    return Ok(());
-                }
-                self.key(f, first);
-                self.scalar(f.kind, f.sub, last)
+                self.single(f, keys, fi, last.val, last.data, first)
             }
         }
+    }
+
+    /// A singular scalar field's value, unless it is an implicit field's
+    /// zero left out.
+    #[inline(always)]
+    fn single(&mut self, f: &FieldPlan, keys: u32, fi: usize, val: u64, data: &[u8], first: &mut bool) -> R {
+        if f.implicit && !self.opts.emit_defaults && val == 0 && data.is_empty() {
+            return Ok(());
+        }
+        self.key(keys, fi, first);
+        self.scalar(f.kind, f.sub, val, data)
     }
 
     fn repeated(&mut self, f: &FieldPlan, run: &[Occ<'_>]) -> R {
@@ -306,48 +355,65 @@ impl<'a> Printer<'a> {
         let mut first = true;
         let mut n = 0usize;
         for o in run {
-            if o.wt == WireType::Len && f.kind.is_packable() {
-                let mut r = Reader::new(o.data);
-                while !r.is_empty() {
-                    let val = match f.kind.wire_type() {
-                        WireType::I64 => r.read_fixed64(),
-                        WireType::I32 => r.read_fixed32().map(u64::from),
-                        _ => r.read_varint(),
-                    }
-                    .map_err(wire_err)?;
-                    if f.kind == Kind::Enum && !self.enum_accepts(f.sub, val as i32) {
-                        continue;
-                    }
-                    self.o.sep(&mut first);
-                    let e = Occ { fi: 0, seq: 0, wt: f.kind.wire_type(), val, data: b"" };
-                    self.scalar(f.kind, f.sub, &e).map_err(|e| e.in_index(n))?;
-                    n += 1;
-                }
-            } else {
-                self.o.sep(&mut first);
-                let r = if matches!(f.kind, Kind::Message | Kind::Group) {
-                    self.message(f.sub, o.data)
-                } else {
-                    self.scalar(f.kind, f.sub, o)
-                };
-                r.map_err(|e| e.in_index(n))?;
-                n += 1;
-            }
+            self.elements(f, o.wt, o.val, o.data, &mut first, &mut n)?;
         }
         self.o.close(b']', first);
         Ok(())
     }
 
+    /// The elements of one occurrence of repeated field `f` (one value, or
+    /// a packed run of them); `n` counts the elements so far.
+    #[inline]
+    fn elements(&mut self, f: &FieldPlan, wt: WireType, val: u64, data: &[u8], first: &mut bool, n: &mut usize) -> R {
+        if wt == WireType::Len && f.kind.is_packable() {
+            let mut r = Reader::new(data);
+            while !r.is_empty() {
+                let val = match f.kind.wire_type() {
+                    WireType::I64 => r.read_fixed64(),
+                    WireType::I32 => r.read_fixed32().map(u64::from),
+                    _ => r.read_varint(),
+                }
+                .map_err(wire_err)?;
+                if f.kind == Kind::Enum && !self.enum_accepts(f.sub, val as i32) {
+                    continue;
+                }
+                self.o.sep(first);
+                self.scalar(f.kind, f.sub, val, b"").map_err(|e| e.in_index(*n))?;
+                *n += 1;
+            }
+        } else {
+            self.o.sep(first);
+            let r = if matches!(f.kind, Kind::Message | Kind::Group) {
+                self.message(f.sub, data)
+            } else {
+                self.scalar(f.kind, f.sub, val, data)
+            };
+            r.map_err(|e| e.in_index(*n))?;
+            *n += 1;
+        }
+        Ok(())
+    }
+
     /// A map field's entries as an object; the last entry of a key wins.
-    fn map(&mut self, f: &FieldPlan, run: &[Occ<'_>]) -> R {
+    /// With `key` (its message's keys, its index, the `first` flag) also
+    /// its key, unless no entry is left to print (all dropped as decode
+    /// drops them) and `emit_defaults` is off: then nothing.
+    fn map(&mut self, f: &FieldPlan, run: &[Occ<'_>], key: Option<(u32, usize, &mut bool)>) -> R {
         let plans = self.plans;
         let entry = &plans.messages[f.sub as usize];
         let (kf, vf) = (&entry.fields[0], &entry.fields[1]);
         let (mut keys, mut vals) = (self.take_bytes(), self.take_occ());
         let mut entries = self.s.entries.pop().unwrap_or_default();
         entries.clear();
+        let closed = vf.kind == Kind::Enum && plans.enums[vf.sub as usize].closed;
         for (i, o) in run.iter().enumerate() {
             let occ = self.scan(entry, o.data)?;
+            if closed && self.unknown_enum_value(vf.sub, o.data) {
+                // Its value is a closed-enum value the enum lacks: decode
+                // keeps the whole entry as an unknown field.
+                self.give_occ(occ);
+                continue;
+            }
             let k = occ.iter().rev().find(|o| o.fi == 0).copied();
             let k = k.unwrap_or(Occ { fi: 0, seq: 0, wt: kf.kind.wire_type(), val: 0, data: b"" });
             let k0 = keys.len();
@@ -372,8 +438,18 @@ impl<'a> Printer<'a> {
         // equal keys the last on the wire wins.
         let text = |e: &Entry| &keys[e.key.0..e.key.1];
         entries.sort_unstable_by(|a, b| (a.num, text(a), a.i).cmp(&(b.num, text(b), b.i)));
-        self.o.open(b'{');
+        let shown = match key {
+            Some(_) if entries.is_empty() && !self.opts.emit_defaults => false,
+            Some((k, fi, first)) => {
+                self.key(k, fi, first);
+                true
+            }
+            None => true,
+        };
         let mut first = true;
+        if shown {
+            self.o.open(b'{');
+        }
         for (j, e) in entries.iter().enumerate() {
             let k = text(e);
             if entries.get(j + 1).is_some_and(|n| n.num == e.num && text(n) == k) {
@@ -385,47 +461,80 @@ impl<'a> Printer<'a> {
             let r = if matches!(vf.kind, Kind::Message | Kind::Group) {
                 self.merged(vf.sub, v)
             } else {
-                let z = Occ { fi: 0, seq: 0, wt: vf.kind.wire_type(), val: 0, data: b"" };
-                self.scalar(vf.kind, vf.sub, v.last().unwrap_or(&z))
+                let (val, data) = v.last().map_or((0, &b""[..]), |o| (o.val, o.data));
+                self.scalar(vf.kind, vf.sub, val, data)
             };
             r.map_err(|e| e.in_key(k))?;
         }
-        self.o.close(b'}', first);
+        if shown {
+            self.o.close(b'}', first);
+        }
         self.s.bytes.push(keys);
         self.give_occ(vals);
         self.s.entries.push(entries);
         Ok(())
     }
 
-    /// One scalar value (not a message).
-    fn scalar(&mut self, kind: Kind, sub: u32, v: &Occ<'_>) -> R {
+    /// Whether the last value (field 2, a varint) of the map entry
+    /// `entry` (read cleanly by `scan` already) is one the closed enum `e`
+    /// lacks.
+    #[cold]
+    fn unknown_enum_value(&self, e: u32, entry: &[u8]) -> bool {
+        let mut r = Reader::new(entry);
+        let mut last = None;
+        while let Ok(tag) = r.read_tag() {
+            if tag.field_number() == 2 && tag.wire_type() == WireType::Varint {
+                last = r.read_varint().ok();
+            } else if r.skip_field(tag, self.opts.max_depth).is_err() {
+                break;
+            }
+        }
+        last.is_some_and(|v| !self.enum_accepts(e, v as i32))
+    }
+
+    /// One scalar value (not a message): the common kinds here, inlined
+    /// into the loops; the others in [`Printer::scalar_rest`].
+    #[inline(always)]
+    fn scalar(&mut self, kind: Kind, sub: u32, x: u64, data: &[u8]) -> R {
+        match kind {
+            Kind::Int32 => self.o.int(x as i32, false),
+            Kind::UInt32 => self.o.int(x as u32, false),
+            Kind::Int64 => self.o.int(x as i64, true),
+            Kind::String if self.o.plain_string(data) => {}
+            _ => return self.scalar_rest(kind, sub, x, data),
+        }
+        Ok(())
+    }
+
+    /// [`Printer::scalar`] of every kind.
+    #[inline(never)]
+    fn scalar_rest(&mut self, kind: Kind, sub: u32, x: u64, data: &[u8]) -> R {
         let b = &mut *self.o.buf;
-        let x = v.val;
         match kind {
             Kind::Double => put_f64(b, f64::from_bits(x)),
             Kind::Float => put_f32(b, f32::from_bits(x as u32)),
-            Kind::Int32 | Kind::SFixed32 => put_int(b, x as i32),
-            Kind::UInt32 | Kind::Fixed32 => put_int(b, x as u32),
-            Kind::SInt32 => put_int(b, decode_zigzag32(x as u32)),
-            Kind::Int64 | Kind::SFixed64 => put_quoted_int(b, x as i64),
-            Kind::UInt64 | Kind::Fixed64 => put_quoted_int(b, x),
-            Kind::SInt64 => put_quoted_int(b, decode_zigzag64(x)),
+            Kind::Int32 | Kind::SFixed32 => self.o.int(x as i32, false),
+            Kind::UInt32 | Kind::Fixed32 => self.o.int(x as u32, false),
+            Kind::SInt32 => self.o.int(decode_zigzag32(x as u32), false),
+            Kind::Int64 | Kind::SFixed64 => self.o.int(x as i64, true),
+            Kind::UInt64 | Kind::Fixed64 => self.o.int(x, true),
+            Kind::SInt64 => self.o.int(decode_zigzag64(x), true),
             Kind::Bool => b.extend_from_slice(if x != 0 { b"true" } else { b"false" }),
             Kind::String => {
-                self.o.checked_string(v.data).map_err(|_| JsonError::new("string field holds invalid UTF-8"))?;
+                self.o.checked_string(data).map_err(|_| JsonError::new("string field holds invalid UTF-8"))?;
             }
             Kind::Bytes => {
                 use base64::Engine as _;
                 b.push(b'"');
                 let start = b.len();
-                let n = base64::encoded_len(v.data.len(), true).unwrap_or(0);
+                let n = base64::encoded_len(data.len(), true).unwrap_or(0);
                 b.resize(start + n, 0);
-                let w = base64::engine::general_purpose::STANDARD.encode_slice(v.data, &mut b[start..]);
+                let w = base64::engine::general_purpose::STANDARD.encode_slice(data, &mut b[start..]);
                 b.truncate(start + w.unwrap_or(0));
                 b.push(b'"');
             }
             Kind::Enum => self.enum_value(sub, x as i32),
-            Kind::Message | Kind::Group => return self.message(sub, v.data),
+            Kind::Message | Kind::Group => return self.message(sub, data),
         }
         Ok(())
     }
@@ -459,8 +568,8 @@ impl<'a> Printer<'a> {
         match w {
             Wkt::Wrapper => {
                 let f = &m.fields[0];
-                let z = Occ { fi: 0, seq: 0, wt: f.kind.wire_type(), val: 0, data: b"" };
-                self.scalar(f.kind, f.sub, &last(0).unwrap_or(z))
+                let (val, data) = last(0).map_or((0, &b""[..]), |o| (o.val, o.data));
+                self.scalar(f.kind, f.sub, val, data)
             }
             Wkt::Timestamp | Wkt::Duration => {
                 let secs = last(0).map_or(0, |o| o.val as i64);
@@ -487,7 +596,11 @@ impl<'a> Printer<'a> {
             Wkt::Struct | Wkt::ListValue => {
                 let mut run = self.take_occ();
                 run.extend(occ.iter().filter(|o| o.fi == 0).copied());
-                let r = if w == Wkt::Struct { self.map(&m.fields[0], &run) } else { self.repeated(&m.fields[0], &run) };
+                let r = if w == Wkt::Struct {
+                    self.map(&m.fields[0], &run, None)
+                } else {
+                    self.repeated(&m.fields[0], &run)
+                };
                 self.give_occ(run);
                 r.map_err(|e| e.in_field(&m.fields[0].name))
             }
@@ -518,7 +631,7 @@ impl<'a> Printer<'a> {
             Kind::Double if !f64::from_bits(chosen.val).is_finite() => {
                 Err(JsonError::unprintable("google.protobuf.Value number_value is not finite"))
             }
-            _ => self.scalar(f.kind, f.sub, chosen),
+            _ => self.scalar(f.kind, f.sub, chosen.val, chosen.data),
         }
     }
 
@@ -538,7 +651,8 @@ impl<'a> Printer<'a> {
         self.o.sep(&mut true);
         self.o.key(b"@type");
         self.o.string(url);
-        if wkt::wkt_of(m).is_some() {
+        let meta = self.s.metas.get(plans, mi);
+        if meta.wkt.is_some() {
             self.o.sep(&mut first);
             self.o.key(b"value");
             self.message(mi, value)?;
@@ -547,7 +661,7 @@ impl<'a> Printer<'a> {
                 return Err(JsonError::new("nesting too deep"));
             }
             self.depth += 1;
-            self.members(m, value, &mut first)?;
+            self.members(m, meta, value, &mut first)?;
             self.depth -= 1;
         }
         self.o.close(b'}', false);

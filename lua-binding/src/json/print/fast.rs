@@ -1,0 +1,370 @@
+//! The fast path of [`Printer::members`]: a body in canonical order is
+//! printed as it is read, without collecting and sorting its occurrences.
+//!
+//! Canonical is what every encoder writes: known fields in ascending
+//! order, each singular field once, each repeated or map field in one run,
+//! at most one member of each oneof. Then the merge rules have nothing to
+//! merge and the sorted path prints the same text. The first occurrence
+//! that breaks the order sends the body back to the sorted path, its text
+//! so far dropped. So that this costs at most a second reading of the
+//! body's own bytes, never of its sub-messages, the rest of the body is
+//! checked for order before the first sub-message or map is printed.
+//!
+//! Errors are the sorted path's too: that path reads the whole body (wire
+//! errors first) and then prints in field order. A wire error met while
+//! printing is the first one in the body either way; a print error met
+//! before the rest was checked stands only if the rest reads cleanly (a
+//! later wire error wins) and in order (else the sorted path decides).
+
+use pbwire::{Reader, WireType};
+
+use super::{Occ, Printer, wire_err};
+use crate::json::JsonError;
+use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED};
+
+/// Where the canonical order stands.
+#[derive(Clone, Copy)]
+struct Order {
+    /// The lowest field index a new field may have.
+    next: usize,
+    /// The field before `next` is repeated or a map: it may go on.
+    run: bool,
+    /// The oneofs a member of which was seen (bit by oneof index).
+    oneofs: u64,
+}
+
+/// How an occurrence stands with the order.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    /// Another value of the repeated or map field before it.
+    Same,
+    /// The first of a field.
+    New,
+    /// Out of order.
+    Break,
+}
+
+impl Order {
+    #[inline(always)]
+    fn step(&mut self, m: &MessagePlan, fi: usize) -> Step {
+        if fi + 1 == self.next && self.run {
+            return Step::Same;
+        }
+        if fi < self.next {
+            return Step::Break;
+        }
+        let f = &m.fields[fi];
+        if f.oneof != NO_ONEOF {
+            let bit = 1u64 << f.oneof;
+            if self.oneofs & bit != 0 {
+                return Step::Break;
+            }
+            self.oneofs |= bit;
+        }
+        self.next = fi + 1;
+        self.run = f.card != Card::Single;
+        Step::New
+    }
+}
+
+/// The fast path's state.
+struct Walk<'b> {
+    ord: Order,
+    /// The rest of the body was found in order (see [`Printer::in_order`]).
+    checked: bool,
+    run: Run<'b>,
+}
+
+/// The field index of a plain field's one-byte `tag` in `m`, if it is one.
+#[inline(always)]
+fn plain(m: &MessagePlan, tag: u8) -> Option<usize> {
+    match m.plain_by_tag.get(usize::from(tag)) {
+        Some(&e) if e != 0 => Some(usize::from(e & !PLAIN_REQUIRED) - 1),
+        _ => None,
+    }
+}
+
+/// A plain field's value after its tag (wire type `wt`: not a group).
+#[inline(always)]
+fn plain_value<'b>(r: &mut Reader<'b>, wt: u8) -> Result<(u64, &'b [u8]), JsonError> {
+    Ok(match wt {
+        0 => match r.rest().first() {
+            Some(&b) if b < 0x80 => {
+                let _ = r.advance(1);
+                (u64::from(b), &[][..])
+            }
+            _ => (r.read_varint().map_err(wire_err)?, &[][..]),
+        },
+        1 => (r.read_fixed64().map_err(wire_err)?, &[][..]),
+        5 => (u64::from(r.read_fixed32().map_err(wire_err)?), &[][..]),
+        _ => (0, r.read_len_bytes().map_err(wire_err)?),
+    })
+}
+
+/// The open run of a repeated or map field.
+struct Run<'b> {
+    /// Its field index, or `usize::MAX` when none is open.
+    fi: usize,
+    /// No element printed yet.
+    first: bool,
+    /// Elements printed so far.
+    n: usize,
+    /// A map's entries so far.
+    entries: Vec<Occ<'b>>,
+}
+
+impl<'a> Printer<'a> {
+    /// [`Printer::members`] in wire order: Ok(false) when the body is not
+    /// in canonical order (nothing printed then).
+    pub(super) fn members_fast(
+        &mut self,
+        m: &MessagePlan,
+        keys: u32,
+        bytes: &[u8],
+        first: &mut bool,
+    ) -> Result<bool, JsonError> {
+        let (mark, first0) = (self.o.mark(), *first);
+        let mut r = Reader::new(bytes);
+        let mut next = 0;
+        // Plain fields (as decode's fast path has them: singular, in no
+        // oneof, not a message, not a closed enum, numbered below 16, in
+        // their own wire type) in a lean loop; the first other field hands
+        // the rest to the full walk.
+        let done = loop {
+            let Some(&tag) = r.rest().first() else {
+                if self.opts.emit_defaults {
+                    self.defaults(m, keys, next..m.fields.len(), first);
+                }
+                break true;
+            };
+            let Some(fi) = plain(m, tag) else {
+                break self.walk(m, keys, bytes, r, next, first)?;
+            };
+            if fi < next {
+                break false;
+            }
+            let _ = r.advance(1);
+            let (val, data) = plain_value(&mut r, tag & 7)?;
+            if self.opts.emit_defaults {
+                self.defaults(m, keys, next..fi, first);
+            }
+            next = fi + 1;
+            let f = &m.fields[fi];
+            if let Err(e) = self.single(f, keys, fi, val, data, first) {
+                // See the module doc: the error stands if the rest of the
+                // body reads cleanly and in order.
+                if !self.in_order(m, &r, bytes, Order { next, run: false, oneofs: 0 })? {
+                    break false;
+                }
+                return Err(e.in_field(self.name(f)));
+            }
+        };
+        #[cfg(test)]
+        if done {
+            self.s.fast.0 += 1;
+        } else {
+            self.s.fast.1 += 1;
+        }
+        if !done {
+            self.o.reset(mark);
+            *first = first0;
+        }
+        Ok(done)
+    }
+
+    /// The rest of [`Printer::members_fast`] from `r`, any field: Ok(false)
+    /// when the body is not in canonical order (its text then dropped by
+    /// the caller).
+    #[inline(never)]
+    fn walk<'b>(
+        &mut self,
+        m: &MessagePlan,
+        keys: u32,
+        bytes: &'b [u8],
+        mut r: Reader<'b>,
+        next: usize,
+        first: &mut bool,
+    ) -> Result<bool, JsonError> {
+        let mut w = Walk {
+            ord: Order { next, run: false, oneofs: 0 },
+            checked: false,
+            run: Run { fi: usize::MAX, first: true, n: 0, entries: Vec::new() },
+        };
+        let fallback = loop {
+            let Some(&tag) = r.rest().first() else { break false };
+            let res = if let Some(fi) = plain(m, tag) {
+                if fi < w.ord.next {
+                    break true;
+                }
+                let _ = r.advance(1);
+                let (val, data) = plain_value(&mut r, tag & 7)?;
+                if w.run.fi != usize::MAX {
+                    self.end_run(m, keys, &mut w.run, first)?;
+                }
+                if self.opts.emit_defaults {
+                    self.defaults(m, keys, w.ord.next..fi, first);
+                }
+                (w.ord.next, w.ord.run) = (fi + 1, false);
+                let f = &m.fields[fi];
+                self.single(f, keys, fi, val, data, first).map_err(|e| e.in_field(self.name(f)))
+            } else {
+                let Some(occ) = self.next_field(m, &mut r, bytes)? else { continue };
+                match self.general(m, keys, occ, (&r, bytes), &mut w, first)? {
+                    Some(res) => res,
+                    None => break true,
+                }
+            };
+            if let Err(e) = res {
+                // Before the check only this body's scalars were printed:
+                // the sorted path would report this error if the rest of
+                // the body reads cleanly and in order.
+                if !w.checked && !self.in_order(m, &r, bytes, w.ord)? {
+                    break true;
+                }
+                return Err(e);
+            }
+        };
+        let r = if fallback { Ok(false) } else { self.end_run(m, keys, &mut w.run, first).map(|()| true) };
+        if w.run.entries.capacity() > 0 {
+            self.give_occ(w.run.entries);
+        }
+        if r.as_ref().is_ok_and(|&done| done) && self.opts.emit_defaults {
+            self.defaults(m, keys, w.ord.next..m.fields.len(), first);
+        }
+        r
+    }
+
+    /// An occurrence off the plain lane: None when it breaks the order,
+    /// else the result of printing it (Err for the errors that stand as
+    /// they are: wire errors, errors after the check).
+    #[allow(clippy::type_complexity)] // one occurrence, spelled out
+    fn general<'b>(
+        &mut self,
+        m: &MessagePlan,
+        keys: u32,
+        (fi, wt, val, data): (usize, WireType, u64, &'b [u8]),
+        (r, bytes): (&Reader<'b>, &'b [u8]),
+        w: &mut Walk<'b>,
+        first: &mut bool,
+    ) -> Result<Option<Result<(), JsonError>>, JsonError> {
+        let next = w.ord.next;
+        let f = &m.fields[fi];
+        Ok(Some(match w.ord.step(m, fi) {
+            Step::Break => return Ok(None),
+            Step::Same => self.element(f, &mut w.run, wt, val, data),
+            Step::New => {
+                if !w.checked && (matches!(f.kind, Kind::Message | Kind::Group) || f.card == Card::Map) {
+                    if !self.in_order(m, r, bytes, w.ord)? {
+                        return Ok(None);
+                    }
+                    w.checked = true;
+                }
+                self.end_run(m, keys, &mut w.run, first)?;
+                if self.opts.emit_defaults {
+                    self.defaults(m, keys, next..fi, first);
+                }
+                self.start(f, keys, fi, &mut w.run, first, wt, val, data)
+            }
+        }))
+    }
+
+    /// Whether the rest of the body after `r` is in order after `ord`
+    /// (its wire errors are errors).
+    fn in_order(&self, m: &MessagePlan, r: &Reader<'_>, bytes: &[u8], mut ord: Order) -> Result<bool, JsonError> {
+        let mut r = r.clone();
+        while !r.is_empty() {
+            if let Some((fi, ..)) = self.next_field(m, &mut r, bytes)?
+                && ord.step(m, fi) == Step::Break
+            {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// The first occurrence of field `fi` (`f`): its key and value, or the
+    /// start of its run.
+    #[allow(clippy::too_many_arguments)] // one occurrence, spelled out
+    #[inline]
+    fn start<'b>(
+        &mut self,
+        f: &FieldPlan,
+        keys: u32,
+        fi: usize,
+        run: &mut Run<'b>,
+        first: &mut bool,
+        wt: WireType,
+        val: u64,
+        data: &'b [u8],
+    ) -> Result<(), JsonError> {
+        match f.card {
+            Card::Single => {
+                let r = if matches!(f.kind, Kind::Message | Kind::Group) {
+                    self.key(keys, fi, first);
+                    self.message(f.sub, data)
+                } else {
+                    self.single(f, keys, fi, val, data, first)
+                };
+                r.map_err(|e| e.in_field(self.name(f)))
+            }
+            Card::Repeated => {
+                self.key(keys, fi, first);
+                self.o.open(b'[');
+                (run.fi, run.first, run.n) = (fi, true, 0);
+                self.element(f, run, wt, val, data)
+            }
+            Card::Map => {
+                // The key comes with the entries, at the run's end.
+                if run.entries.capacity() == 0 {
+                    run.entries = self.take_occ();
+                }
+                run.fi = fi;
+                self.element(f, run, wt, val, data)
+            }
+        }
+    }
+
+    /// Another occurrence of the open run's field `f`.
+    #[inline]
+    fn element<'b>(
+        &mut self,
+        f: &FieldPlan,
+        run: &mut Run<'b>,
+        wt: WireType,
+        val: u64,
+        data: &'b [u8],
+    ) -> Result<(), JsonError> {
+        if f.card == Card::Map {
+            run.entries.push(Occ { fi: 0, seq: 0, wt, val, data });
+            return Ok(());
+        }
+        self.elements(f, wt, val, data, &mut run.first, &mut run.n).map_err(|e| e.in_field(self.name(f)))
+    }
+
+    /// The end of the open run, if one is: the array closed, the map
+    /// printed (with its key: see [`Printer::map`]).
+    fn end_run(&mut self, m: &MessagePlan, keys: u32, run: &mut Run<'_>, first: &mut bool) -> Result<(), JsonError> {
+        let Some(f) = m.fields.get(run.fi) else { return Ok(()) };
+        let fi = std::mem::replace(&mut run.fi, usize::MAX);
+        if f.card == Card::Map {
+            let r = self.map(f, &run.entries, Some((keys, fi, first)));
+            run.entries.clear();
+            return r.map_err(|e| e.in_field(self.name(f)));
+        }
+        self.o.close(b']', run.first);
+        Ok(())
+    }
+
+    /// With `emit_defaults`: the absent fields `range` at their defaults,
+    /// as the sorted path prints them (nothing for a oneof's members).
+    #[cold]
+    fn defaults(&mut self, m: &MessagePlan, keys: u32, range: std::ops::Range<usize>, first: &mut bool) {
+        for fi in range {
+            let f = &m.fields[fi];
+            if f.oneof == NO_ONEOF {
+                // An empty run prints a zero, `[]` or `{}`: no error.
+                let _ = self.field(f, keys, fi, &[], first);
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! What the printer works out once per message type, on its first print
+//! of one, and keeps with its scratch (`super::PrintScratch`) for the
+//! schema's later calls: the special form (well-known types), whether the
+//! wire-order fast path may print it, and each field's key as JSON text
+//! (`"jsonName":` and `"name":`), so that a key is one copy.
+
+use super::super::out::{KEY_PAD, Out};
+use super::super::wkt::{self, Wkt};
+use crate::plan::{MessagePlan, Plans};
+
+/// One message type's precomputed facts.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Meta {
+    /// The rest is valid.
+    pub built: bool,
+    /// Its special JSON form, if any.
+    pub wkt: Option<Wkt>,
+    /// The wire-order fast path may print it: its oneofs fit the fast
+    /// path's 64-bit set of oneofs seen.
+    pub fast: bool,
+    /// Index in [`Metas::spans`] of its field 0's keys: field `i`'s
+    /// `json_name` key at `keys + 2i`, its proto name key next.
+    pub keys: u32,
+}
+
+/// The [`Meta`] of every message type printed so far, and the key text.
+#[derive(Default)]
+pub(super) struct Metas {
+    /// The plans these were made from (their message array's address and
+    /// length): other plans start afresh.
+    plans: (usize, usize),
+    metas: Vec<Meta>,
+    /// The key texts, then [`KEY_PAD`] bytes of padding.
+    text: Vec<u8>,
+    spans: Vec<(u32, u32)>,
+}
+
+impl Metas {
+    /// Ready for `plans` (forgetting what was made from other plans).
+    #[inline]
+    pub fn sync(&mut self, plans: &Plans) {
+        let id = (plans.messages.as_ptr() as usize, plans.messages.len());
+        if self.plans != id {
+            self.plans = id;
+            self.metas.clear();
+            self.metas.resize(plans.messages.len(), Meta::default());
+            self.text.clear();
+            self.spans.clear();
+        }
+    }
+
+    /// The facts of message `mi` of the plans last given to [`Metas::sync`].
+    #[inline]
+    pub fn get(&mut self, plans: &Plans, mi: u32) -> Meta {
+        match self.metas.get(mi as usize) {
+            Some(m) if m.built => *m,
+            _ => self.build(plans, mi),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn build(&mut self, plans: &Plans, mi: u32) -> Meta {
+        let m: &MessagePlan = &plans.messages[mi as usize];
+        let keys = self.spans.len() as u32;
+        self.text.truncate(self.text.len().saturating_sub(KEY_PAD));
+        for f in &m.fields {
+            for name in [&f.json_name, &f.name] {
+                let a = self.text.len() as u32;
+                Out::key_text(name.as_bytes(), &mut self.text);
+                self.spans.push((a, self.text.len() as u32));
+            }
+        }
+        self.text.resize(self.text.len() + KEY_PAD, 0);
+        let meta = Meta { built: true, wkt: wkt::wkt_of(m), fast: m.oneofs.len() <= 64, keys };
+        if let Some(slot) = self.metas.get_mut(mi as usize) {
+            *slot = meta;
+        }
+        meta
+    }
+
+    /// The key text (`,"k":`) of field `fi` of the message whose
+    /// [`Meta::keys`] is `keys`, its JSON name's or its proto name's: the
+    /// text from its start (the padding included) and its length, as
+    /// [`Out::member_key`] takes them.
+    #[inline]
+    pub fn key(&self, keys: u32, fi: usize, json_names: bool) -> (&[u8], usize) {
+        let (a, b) = self.spans[keys as usize + 2 * fi + usize::from(!json_names)];
+        (&self.text[a as usize..], (b - a) as usize)
+    }
+}
