@@ -3,7 +3,7 @@
 //! Recursive descent straight into a `pbwire::Writer`: a nested message's
 //! length is reserved before its body and filled in after. Keys are found
 //! through per-message hash tables ([`tables`]); each message object keeps
-//! the sets of fields and oneofs given so far ([`marks`]).
+//! the sets of fields and oneofs given so far (`parse/marks.rs`).
 
 mod marks;
 pub mod tables;

@@ -2,7 +2,7 @@
 //!
 //! A message body whose fields come in the order every encoder writes
 //! them (ascending numbers, each singular field once, repeated fields in
-//! one run, one member per oneof) is printed as it is read ([`fast`]).
+//! one run, one member per oneof) is printed as it is read (`print/fast.rs`).
 //! Any other body is scanned once into its field occurrences; they are
 //! then printed in field-number order with protobuf's merge rules: the
 //! last value of a singular scalar wins, the occurrences of a singular
