@@ -313,8 +313,16 @@ impl<'a> Printer<'a> {
                 if run.is_empty() && !self.opts.emit_defaults {
                     return Ok(());
                 }
+                // Occurrences may hold no element (an empty packed run, a
+                // closed enum's unknown values): no element, no field, as
+                // decode gives none.
+                let (mark, first0) = (self.o.mark(), *first);
                 self.key(keys, fi, first);
-                self.repeated(f, run)
+                if self.repeated(f, run)? == 0 && !self.opts.emit_defaults {
+                    self.o.reset(mark);
+                    *first = first0;
+                }
+                Ok(())
             }
             Card::Map => {
                 if run.is_empty() && !self.opts.emit_defaults {
@@ -350,7 +358,8 @@ impl<'a> Printer<'a> {
         self.scalar(f.kind, f.sub, val, data)
     }
 
-    fn repeated(&mut self, f: &FieldPlan, run: &[Occ<'_>]) -> R {
+    /// A repeated field's elements as an array; how many.
+    fn repeated(&mut self, f: &FieldPlan, run: &[Occ<'_>]) -> Result<usize, JsonError> {
         self.o.open(b'[');
         let mut first = true;
         let mut n = 0usize;
@@ -358,7 +367,7 @@ impl<'a> Printer<'a> {
             self.elements(f, o.wt, o.val, o.data, &mut first, &mut n)?;
         }
         self.o.close(b']', first);
-        Ok(())
+        Ok(n)
     }
 
     /// The elements of one occurrence of repeated field `f` (one value, or
@@ -599,7 +608,7 @@ impl<'a> Printer<'a> {
                 let r = if w == Wkt::Struct {
                     self.map(&m.fields[0], &run, None)
                 } else {
-                    self.repeated(&m.fields[0], &run)
+                    self.repeated(&m.fields[0], &run).map(drop)
                 };
                 self.give_occ(run);
                 r.map_err(|e| e.in_field(&m.fields[0].name))

@@ -111,6 +111,9 @@ struct Run<'b> {
     n: usize,
     /// A map's entries so far.
     entries: Vec<Occ<'b>>,
+    /// Where the text was before a repeated field's key, and the member
+    /// state then: a run of no element is taken back.
+    before: ((usize, usize), bool),
 }
 
 impl<'a> Printer<'a> {
@@ -188,7 +191,7 @@ impl<'a> Printer<'a> {
         let mut w = Walk {
             ord: Order { next, run: false, oneofs: 0 },
             checked: false,
-            run: Run { fi: usize::MAX, first: true, n: 0, entries: Vec::new() },
+            run: Run { fi: usize::MAX, first: true, n: 0, entries: Vec::new(), before: ((0, 0), true) },
         };
         let fallback = loop {
             let Some(&tag) = r.rest().first() else { break false };
@@ -308,6 +311,7 @@ impl<'a> Printer<'a> {
                 r.map_err(|e| e.in_field(self.name(f)))
             }
             Card::Repeated => {
+                run.before = (self.o.mark(), *first);
                 self.key(keys, fi, first);
                 self.o.open(b'[');
                 (run.fi, run.first, run.n) = (fi, true, 0);
@@ -350,6 +354,13 @@ impl<'a> Printer<'a> {
             let r = self.map(f, &run.entries, Some((keys, fi, first)));
             run.entries.clear();
             return r.map_err(|e| e.in_field(self.name(f)));
+        }
+        if run.first && !self.opts.emit_defaults {
+            // No element (empty packed runs, closed-enum values dropped):
+            // no field, as the sorted path has it.
+            self.o.reset(run.before.0);
+            *first = run.before.1;
+            return Ok(());
         }
         self.o.close(b']', run.first);
         Ok(())

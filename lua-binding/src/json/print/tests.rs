@@ -305,3 +305,29 @@ fn closed_enum_map_values() {
     let o = JsonOptions { emit_defaults: true, ..JsonOptions::default() };
     assert!(print(&p, P2, &e("b", &[99]), &o, false).unwrap().contains(r#""mapStringNestedEnum":{}"#));
 }
+
+/// A repeated field whose occurrences hold no element (empty packed runs,
+/// closed-enum values the enum lacks) is absent, as decode has it; with
+/// `emit_defaults` it prints `[]`.
+#[test]
+fn repeated_fields_without_elements() {
+    let p = plans();
+    // packed_sint32 = 75, repeated_int32 = 31 (proto3); packed_nested_enum
+    // = 88 and repeated_nested_enum = 51 (proto2: NestedEnum is closed).
+    let cases: &[(&str, &[Vec<u8>], &str)] = &[
+        (P3, &[l(75, b"")], "{}"),
+        (P3, &[l(31, b""), v(1, 1)], r#"{"optionalInt32":1}"#),
+        (P3, &[v(1, 1), l(31, b""), l(75, b""), v(111, 2)], r#"{"optionalInt32":1,"oneofUint32":2}"#),
+        (P3, &[l(31, b""), l(31, &[4])], r#"{"repeatedInt32":[4]}"#),
+        (P2, &[l(88, &[99, 98])], "{}"),
+        (P2, &[v(51, 99), v(1, 1)], r#"{"optionalInt32":1}"#),
+        (P2, &[v(1, 1), v(51, 99), v(51, 1)], r#"{"optionalInt32":1,"repeatedNestedEnum":["BAR"]}"#),
+    ];
+    for (ty, parts, want) in cases {
+        assert_eq!(both(&p, ty, &cat(parts)).as_deref(), Ok(*want), "{parts:02x?}");
+    }
+    let o = JsonOptions { emit_defaults: true, ..JsonOptions::default() };
+    for slow in [false, true] {
+        assert!(print(&p, P3, &l(75, b""), &o, slow).unwrap().contains(r#""packedSint32":[]"#));
+    }
+}
