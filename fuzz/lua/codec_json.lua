@@ -1,5 +1,6 @@
 -- codec_json: byte 0 picks the message type (bits 0-1) and the JSON options
--- (bits 2-5), the rest is JSON text. Either json_to_binary raises a
+-- (bits 2-5); with bit 6 set the rest is protobuf bytes for binary_to_json
+-- (see `printed` below), else JSON text. Either json_to_binary raises a
 -- "protolua:" error, and decode_json raises too, or it gives bytes that
 --   * decode (and decode_json gives the same table as decode of them),
 --   * print with binary_to_json, identical to encode_json(decode(bytes)),
@@ -18,8 +19,30 @@ local function options(bits)
     return o
 end
 
-local OPTS = {}
-for bits = 0, 15 do OPTS[bits] = options(bits) end
+local OPTS, LAX = {}, {}
+for bits = 0, 15 do
+    OPTS[bits] = options(bits)
+    -- Printing does not check proto2 `required` fields, parsing does.
+    LAX[bits] = options(bits)
+    LAX[bits].required = false
+end
+
+-- Arbitrary bytes (merged, out of order, malformed: the printer's sorted
+-- path and the fallback of its wire-order one): binary_to_json raises a
+-- "protolua:" error, or prints JSON that parses back and prints the same
+-- after at most one more round (see the fixpoint below).
+local function printed(msg, opts, lax, input, ctx)
+    local ok, j = C.call('binary_to_json', msg.binary_to_json, msg, input, opts)
+    if not ok then return end
+    opts = lax
+    local ok2, b = C.call('json_to_binary', msg.json_to_binary, msg, j, opts)
+    if not ok2 then C.fail('json_to_binary refused what binary_to_json printed: %s\n  %s\n  %s', b, ctx(), j) end
+    local j3 = msg:binary_to_json(b, opts)
+    local j4 = msg:binary_to_json(msg:json_to_binary(j3, opts), opts)
+    if j4 ~= j3 or (j3 ~= j and not j:find('null', 1, true)) then
+        C.fail('printed JSON is no fixpoint\n  %s\n  %s\n  %s\n  %s', ctx(), j, j3, j4)
+    end
+end
 
 local function body(data)
     local b0 = data:byte(1) or 0
@@ -28,6 +51,7 @@ local function body(data)
     local opts = OPTS[math.floor(b0 / 4) % 16]
     local input = data:sub(2)
     local ctx = function() return target.name .. ' opts ' .. C.describe_opts(opts) .. ' input ' .. C.describe(input) end
+    if math.floor(b0 / 64) % 2 == 1 then return printed(msg, opts, LAX[math.floor(b0 / 4) % 16], input, ctx) end
 
     local ok, bytes = C.call('json_to_binary', msg.json_to_binary, msg, input, opts)
     local okT, t = C.call('decode_json', msg.decode_json, msg, input, opts)
