@@ -5,7 +5,7 @@
 //! table from each spelling of each field's key (JSON name and proto
 //! name) to the field.
 
-use crate::json::lexer::KeyWords;
+use crate::json::lexer::{Expect, KeyWords};
 use crate::json::wkt::{self, Wkt};
 use crate::plan::{MessagePlan, Plans};
 
@@ -42,36 +42,6 @@ struct Slot {
     field: u32,
     /// The spelling is the proto name (else the JSON name).
     proto: bool,
-}
-
-/// A field's JSON name as compact text spells a key: the quoted name, as
-/// words to compare with the input in place (fields mostly come in order,
-/// so the parser expects the one after the previous key's first).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Expect {
-    /// The first eight bytes, under `m0`.
-    pub w0: u64,
-    /// Which bytes of the first word count.
-    pub m0: u64,
-    /// With `n` over 8: the last eight bytes.
-    pub w1: u64,
-    /// The quoted key's length, up to 16; 0: none (the name is longer or
-    /// holds a byte that JSON escapes).
-    pub n: u32,
-}
-
-impl Expect {
-    fn of(name: &[u8]) -> Self {
-        let q: Vec<u8> = [&b"\""[..], name, b"\""].concat();
-        let n = q.len();
-        if n > 16 || name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20) {
-            return Expect::default();
-        }
-        let word = |b: &[u8]| b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x));
-        let m0 = if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
-        let w1 = if n > 8 { word(&q[n - 8..]) } else { 0 };
-        Expect { w0: word(&q[..n.min(8)]), m0, w1, n: n as u32 }
-    }
 }
 
 const EMPTY: u32 = u32::MAX;
