@@ -19,7 +19,7 @@
 --
 -- <protolua dir> holds protolua.so built for the host (bench-harness/json/
 -- run.sh builds it; `just bench-json`). Timing as bench-harness/peers/
--- peers.lua: per comparison, n ops per slice (n doubled until protolua's
+-- peers.lua, each side in a timing loop of its own: per comparison, n ops per slice (n doubled until protolua's
 -- slice takes [slice s], 0.05 by default), a warm-up of each, then
 -- [slices] (9) rounds A B / B A alternating; per round the speedup = peer
 -- time ÷ protolua time (> 1: protolua faster); the table gives its median
@@ -61,10 +61,16 @@ for which, path in pairs(fds) do
     msgs[which] = protolua.load_file(path):message(names[which])
 end
 
-local function time(f, x, n)
-    local t0 = now()
-    for _ = 1, n do f(x) end
-    return now() - t0
+-- A timing loop of its own for each side of each comparison: a chunk
+-- compiled anew, so that on LuaJIT every loop is a trace of its own that
+-- calls one function, as a user's call site does. One loop shared by all
+-- 56 functions made its call site polymorphic (a chain of side traces)
+-- and the cells' results depended on the cells run before them
+-- (PERF_LOG).
+local timer_src = 'local now = ...\n'
+    .. 'return function(f, x, n) local t0 = now(); for _ = 1, n do f(x) end; return now() - t0 end'
+local function new_timer()
+    return assert((loadstring or load)(timer_src, '=timer'))(now)
 end
 
 local function median(xs)
@@ -99,17 +105,18 @@ local function measure(which, label)
     local rows = {}
     for _, c in ipairs(comparisons(msg, t, b, s, s_peer)) do
         local op, fp, fq, xp, xq = c[1], c[2], c[3], c[4], c[5]
+        local time_p, time_q = new_timer(), new_timer()
         local n = 1
-        while time(fp, xp, n) < slice_s do n = n * 2 end
-        time(fq, xq, n) -- warm-up (traces, buffers)
+        while time_p(fp, xp, n) < slice_s do n = n * 2 end
+        time_q(fq, xq, n) -- warm-up (traces, buffers)
         local tp, tq, speed = {}, {}, {}
         for i = 1, slices do
             if i % 2 == 1 then
-                tp[i] = time(fp, xp, n)
-                tq[i] = time(fq, xq, n)
+                tp[i] = time_p(fp, xp, n)
+                tq[i] = time_q(fq, xq, n)
             else
-                tq[i] = time(fq, xq, n)
-                tp[i] = time(fp, xp, n)
+                tq[i] = time_q(fq, xq, n)
+                tp[i] = time_p(fp, xp, n)
             end
             speed[i] = tq[i] / tp[i]
         end
