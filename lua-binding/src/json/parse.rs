@@ -5,12 +5,12 @@
 //! through per-message hash tables ([`tables`]); each message object keeps
 //! the sets of fields and oneofs given so far (`parse/marks.rs`).
 
+mod ints;
 mod marks;
 pub mod tables;
 
 use pbwire::Writer;
 use pbwire::varint::int32_to_varint;
-use pbwire::zigzag::{encode_zigzag32, encode_zigzag64};
 
 use super::JsonOptions;
 use super::error::JsonError;
@@ -19,6 +19,7 @@ use super::number::{IntError, float_literal, int_literal};
 use super::print::any_type;
 use super::wkt::{self, Wkt};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
+use ints::{RunEnd, int_range, int_run, plain_int, put_int};
 use marks::{Big, Marks, Small};
 use tables::{MsgInfo, ParseTables};
 
@@ -273,18 +274,38 @@ impl<'a, 'w> Parser<'a, 'w> {
         });
         let mut first = true;
         let mut i = 0usize;
-        // Packed integers: plain in-range literals written straight.
-        let ints = packed && !matches!(f.kind, Kind::Enum | Kind::Bool | Kind::Float | Kind::Double);
-        let (lo, hi) = int_range(f.kind);
+        // Integers: runs of plain in-range literals written straight.
+        let ints = matches!(
+            f.kind,
+            Kind::Int32
+                | Kind::Int64
+                | Kind::UInt32
+                | Kind::UInt64
+                | Kind::SInt32
+                | Kind::SInt64
+                | Kind::Fixed32
+                | Kind::Fixed64
+                | Kind::SFixed32
+                | Kind::SFixed64
+        );
+        let tag = (!packed).then_some(&f.tag);
         while self.lx.more(b']', first)? {
             first = false;
-            if ints && let Some((v, n)) = self.lx.ws().and_then(|_| plain_int(&self.lx.src[self.lx.pos..])) {
-                let v = i128::from(v);
-                if v >= lo && v <= hi {
-                    self.lx.pos += n;
-                    put_int(self.w, f.kind, v);
-                    i += 1;
-                    continue;
+            if ints && matches!(self.lx.ws(), Some(b'0'..=b'9' | b'-')) {
+                let (n, end) = int_run(self.lx.src, &mut self.lx.pos, f.kind, tag, self.w);
+                i += n;
+                match end {
+                    RunEnd::Closed => break,
+                    RunEnd::AfterElement => continue,
+                    RunEnd::AtElement => {}
+                }
+            }
+            if f.kind == Kind::String && self.lx.ws() == Some(b'"') {
+                let (n, end) = self.string_run(f, i)?;
+                i += n;
+                match end {
+                    RunEnd::Closed => break,
+                    _ => continue,
                 }
             }
             if self.lx.ws() == Some(b'n') && !self.null_is_element(f) {
@@ -301,6 +322,30 @@ impl<'a, 'w> Parser<'a, 'w> {
             }
         }
         Ok(())
+    }
+
+    /// A run of a repeated string field's elements in compact text, from
+    /// `self.lx.pos` (an element's quote), element `i` of the field:
+    /// strings separated by `,` alone, each written as read. How many it
+    /// wrote and where it stopped (never at an element); an error names
+    /// its element's index. Why: the general loop's separator, `null` and
+    /// kind checks cost about as much as a short string's scan.
+    fn string_run(&mut self, f: &FieldPlan, mut i: usize) -> R<(usize, RunEnd)> {
+        let start = i;
+        loop {
+            let s = self.lx.string_inline().map_err(|e| e.in_index(i))?;
+            self.w.put_tagged_len_bytes(&f.tag, self.lx.text(&s));
+            i += 1;
+            let (src, p) = (self.lx.src, self.lx.pos);
+            match src.get(p) {
+                Some(b',') if src.get(p + 1) == Some(&b'"') => self.lx.pos = p + 1,
+                Some(b']') => {
+                    self.lx.pos = p + 1;
+                    return Ok((i - start, RunEnd::Closed));
+                }
+                _ => return Ok((i - start, RunEnd::AfterElement)),
+            }
+        }
     }
 
     fn map(&mut self, f: &FieldPlan) -> R {
@@ -663,57 +708,6 @@ fn map_key(w: &mut Writer, kf: &FieldPlan, key: &[u8]) -> R {
         }
     }
     Ok(())
-}
-
-/// An integer of `kind`, in range, as its wire form.
-/// A plain integer literal at the start of `s` (`-?(0|[1-9][0-9]*)` with
-/// at most 18 digits, not followed by a fraction, an exponent or a
-/// letter): its value and length. `None` for anything else, which the
-/// general path ([`int_literal`]) reads or refuses.
-#[inline]
-fn plain_int(s: &[u8]) -> Option<(i64, usize)> {
-    let neg = s.first() == Some(&b'-');
-    let start = usize::from(neg);
-    let mut i = start;
-    let mut v = 0u64;
-    while let Some(&b) = s.get(i) {
-        let d = b.wrapping_sub(b'0');
-        if d > 9 {
-            break;
-        }
-        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
-    let n = i - start;
-    if n == 0 || n > 18 || (n > 1 && s[start] == b'0') {
-        return None;
-    }
-    if s.get(i).is_some_and(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-')) {
-        return None;
-    }
-    let v = v as i64;
-    Some((if neg { -v } else { v }, i))
-}
-
-fn put_int(w: &mut Writer, kind: Kind, v: i128) {
-    match kind {
-        Kind::Int32 => w.put_varint(int32_to_varint(v as i32)),
-        Kind::SInt32 => w.put_varint(u64::from(encode_zigzag32(v as i32))),
-        Kind::SInt64 => w.put_varint(encode_zigzag64(v as i64)),
-        Kind::Fixed32 | Kind::SFixed32 => w.put_fixed32(v as u32),
-        Kind::Fixed64 | Kind::SFixed64 => w.put_fixed64(v as u64),
-        _ => w.put_varint(v as u64),
-    }
-}
-
-/// The range of an integer kind.
-fn int_range(kind: Kind) -> (i128, i128) {
-    match kind {
-        Kind::Int32 | Kind::SInt32 | Kind::SFixed32 => (i128::from(i32::MIN), i128::from(i32::MAX)),
-        Kind::UInt32 | Kind::Fixed32 => (0, i128::from(u32::MAX)),
-        Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => (i128::from(i64::MIN), i128::from(i64::MAX)),
-        _ => (0, i128::from(u64::MAX)),
-    }
 }
 
 /// Decode standard or URL-safe base64, padded or not.

@@ -416,3 +416,62 @@ fn mutated_keys_compact_and_spaced_agree() {
     // Both outcomes were exercised.
     assert!(agreed.0 > 500 && agreed.1 > 500, "{agreed:?}");
 }
+
+/// Repeated integer and string fields: the compact runs, the same text
+/// spaced out and the elements as strings (the general loop) give the
+/// same bytes, packed and not; errors inside or right after a run name
+/// the element.
+#[test]
+fn repeated_runs_and_the_general_loop_agree() {
+    let p = fixture("conformance.fds");
+    let o = JsonOptions::default();
+    let kinds =
+        ["Int32", "Int64", "Uint32", "Uint64", "Sint32", "Sint64", "Fixed32", "Fixed64", "Sfixed32", "Sfixed64"];
+    for (m, prefixes) in [
+        ("protobuf_test_messages.proto3.TestAllTypesProto3", ["repeated", "packed", "unpacked"].as_slice()),
+        ("protobuf_test_messages.proto2.TestAllTypesProto2", ["repeated", "packed", "unpacked"].as_slice()),
+    ] {
+        for prefix in prefixes {
+            for kind in kinds {
+                let key = format!("{prefix}{kind}");
+                let signed = kind.starts_with('I') || kind.starts_with('S');
+                let vals: &[&str] = if signed {
+                    &["0", "1", "-1", "127", "128", "-300", "2147483647"]
+                } else {
+                    &["0", "1", "127", "128", "300", "4294967295"]
+                };
+                let compact = format!(r#"{{"{key}":[{}]}}"#, vals.join(","));
+                let spaced = format!("{{ \"{key}\" : [ {} ] }}", vals.join(" ,\n "));
+                let quoted = format!(r#"{{"{key}":["{}"]}}"#, vals.join(r#"",""#));
+                let mixed = format!(r#"{{"{key}":[{},"{}",{}]}}"#, vals[0], vals[1], vals[2..].join(","));
+                let want = parse(&p, m, &quoted, &o).unwrap_or_else(|e| panic!("{quoted}: {e}"));
+                assert!(!want.is_empty());
+                for text in [&compact, &spaced, &mixed] {
+                    assert_eq!(parse(&p, m, text, &o).as_ref(), Ok(&want), "{text}");
+                }
+                for (bad, at) in [
+                    ("1,2,3.5", "[2]"),
+                    ("1,2,1e400", "[2]"),
+                    ("1,\"x\"", "[1]"),
+                    ("1,2,true", "[2]"),
+                    ("5,null", "[1]"),
+                ] {
+                    let e = parse(&p, m, &format!(r#"{{"{key}":[{bad}]}}"#), &o).unwrap_err();
+                    assert!(e.contains(at), "{bad}: {e}");
+                }
+                for bad in ["1,2,", "1,,2", "1 2", ",1", "1,2"] {
+                    assert!(parse(&p, m, &format!(r#"{{"{key}":[{bad}}}"#), &o).is_err(), "{bad}");
+                }
+            }
+        }
+        let strings = parse(&p, m, r#"{"repeatedString":["a","","b\u00e9\"c"]}"#, &o).unwrap();
+        assert_eq!(parse(&p, m, "{\"repeatedString\": [ \"a\" , \"\",\n\"b\u{e9}\\\"c\" ] }", &o), Ok(strings));
+        for (bad, at) in [(r#""a","b",1"#, "[2]"), (r#""a","\ud800""#, "[1]"), (r#""a",null"#, "[1]")] {
+            let e = parse(&p, m, &format!(r#"{{"repeatedString":[{bad}]}}"#), &o).unwrap_err();
+            assert!(e.contains(at), "{bad}: {e}");
+        }
+        for bad in [r#""a","#, r#""a""b""#, r#""a",,"b""#, r#""a""#] {
+            assert!(parse(&p, m, &format!(r#"{{"repeatedString":[{bad}}}"#), &o).is_err(), "{bad}");
+        }
+    }
+}
