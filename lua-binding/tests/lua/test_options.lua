@@ -153,6 +153,35 @@ T.test('option serialize: __serialize metatables on messages, arrays and maps', 
     T.raises('decode: serialize must be a boolean', function() return S:decode(A, '', { serialize = 'yes' }) end)
 end)
 
+T.test('option serialize on a flat message: per call, both ways, whatever setmetatable is', function()
+    -- The root fast path builds {name, age} by a constructor of its shape;
+    -- with serialize that constructor sets the map metatable itself.
+    local saved = setmetatable
+    for round = 1, 3 do
+        -- Round 2: a fresh handle compiles its constructors while the
+        -- global is a Lua function, which is never called.
+        local called = false
+        if round == 2 then
+            rawset(_G, 'setmetatable', function(...) called = true; return saved(...) end)
+        end
+        local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
+        local bin = P:encode({ name = 'n', age = 3 })
+        local json = P:encode_json({ name = 'n', age = 3 })
+        local got = {}
+        for _, ser in ipairs({ true, false, true, false }) do
+            got[#got + 1] = { ser, P:decode(bin, { serialize = ser }) }
+            got[#got + 1] = { ser, P:decode_json(json, { serialize = ser }) }
+        end
+        rawset(_G, 'setmetatable', saved)
+        T.eq(called, false, 'the replacement is not called')
+        for _, g in ipairs(got) do
+            local mt = getmetatable(g[2])
+            T.eq(g[2], { name = 'n', age = 3 }, 'round ' .. round)
+            T.eq(mt and mt.__serialize, g[1] and 'map' or nil, 'round ' .. round)
+        end
+    end
+end)
+
 T.test('a NULL cdata (box.NULL, msgpack.NULL) in an input table means absent', function()
     if not jit then return end
     local NULL = require('ffi').cast('void *', 0)

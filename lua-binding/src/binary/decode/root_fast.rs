@@ -184,11 +184,13 @@ impl<'a> DecodeCtx<'a> {
         use crate::binary::decode::ctor::shape;
         let last = self.last_shape?;
         let shape = shape::shape_of(read.iter().map(|v| (v.key - HandleUp::FieldKeys.number()) as u8))?;
+        // With `serialize`, the constructor that sets the map metatable.
+        let shape = if self.opts.serialize { shape | shape::SERIALIZE } else { shape };
         let L = self.L;
         // SAFETY: slots: the constructor and at most `CTOR_FIELDS` (7)
         // values, above the at most 8 the entry points use, within the
         // LUA_MINSTACK (20) a C function starts with (the stack argument
-        // of `root_fast`); a miss takes 4 of those first. The upvalues are
+        // of `root_fast`); a miss takes 5 of those first. The upvalues are
         // `Msg:decode`'s (`root_up`), key upvalues strings for every number
         // read (plain fields). `lua_call` runs our generated constructor,
         // which only builds a table: it may raise out-of-memory, like
@@ -204,7 +206,7 @@ impl<'a> DecodeCtx<'a> {
                 ffi::lua_pushvalue(L, HandleUp::LastCtor.index());
             } else {
                 let key_of = |num| lua::upvalue(HandleUp::FieldKeys.number() + c_int::from(num));
-                if !shape::push_ctor(L, HandleUp::Ctors.index(), shape, key_of) {
+                if !shape::push_ctor(L, HandleUp::Ctors.index(), shape, key_of, HandleUp::MapMt.index()) {
                     return None;
                 }
                 ffi::lua_pushvalue(L, -1);
@@ -215,10 +217,6 @@ impl<'a> DecodeCtx<'a> {
                 self.push_pending(plan, v);
             }
             ffi::lua_call(L, read.len() as c_int, 1);
-            if self.opts.serialize {
-                ffi::lua_pushvalue(L, HandleUp::MapMt.index());
-                ffi::lua_setmetatable(L, -2);
-            }
             let all = plan.required_mask;
             if self.opts.check_required && !plan.required.is_empty() && (all == 0 || seen_required & all != all) {
                 let t = ffi::lua_gettop(L);

@@ -86,6 +86,12 @@ pub const CTOR_FIELDS: usize = 7;
 /// Most constructors cached per message handle.
 pub const MAX_SHAPES: i64 = 64;
 
+/// Added to a shape (above its 28 bits) for its constructor that also sets
+/// the map metatable (option `serialize`, on by default in Tarantool): the
+/// interpreter's `setmetatable` costs less than the C API's
+/// `lua_pushvalue` and `lua_setmetatable` after the call (PERF_LOG).
+pub const SERIALIZE: c_int = 1 << 28;
+
 /// The shape of `numbers` (field numbers in wire order), or `None` when
 /// it has none: empty, too long, a number outside 1–15, or a repeat.
 #[inline(always)]
@@ -106,22 +112,30 @@ pub fn shape_of(numbers: impl Iterator<Item = u8>) -> Option<c_int> {
 /// Push the constructor of `shape` from the cache at `cache`, compiling it
 /// on a miss; `false`, with nothing pushed, when there is none (the cache
 /// is full, or compiling failed). `key_of(num)` is the index holding field
-/// number `num`'s key string (used on a miss only).
+/// number `num`'s key string; with [`SERIALIZE`] added to `shape`, `map_mt`
+/// holds the metatable the constructor sets (both used on a miss only).
 ///
 /// # Safety
-/// `L` valid with 4 free slots; `cache` a table index (absolute or
-/// upvalue); `shape` from [`shape_of`]; `key_of` gives a string index for
-/// each number in it. May raise out-of-memory on a miss (after Rust memory
-/// is dropped).
+/// `L` valid with 5 free slots; `cache` a table index (absolute or
+/// upvalue); `shape` from [`shape_of`], [`SERIALIZE`] perhaps added;
+/// `key_of` gives a string index for each number in it, `map_mt` a table
+/// index. May raise out-of-memory on a miss (after Rust memory is
+/// dropped).
 #[inline(always)]
-pub unsafe fn push_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl Fn(u8) -> c_int) -> bool {
+pub unsafe fn push_ctor(
+    L: *mut lua_State,
+    cache: c_int,
+    shape: c_int,
+    key_of: impl Fn(u8) -> c_int,
+    map_mt: c_int,
+) -> bool {
     // SAFETY: caller's contract; a raw read cannot raise.
     unsafe {
         if lua::rawgeti(L, cache, i64::from(shape)) == ffi::LUA_TFUNCTION {
             return true;
         }
         ffi::lua_pop(L, 1);
-        make_ctor(L, cache, shape, key_of)
+        make_ctor(L, cache, shape, key_of, map_mt)
     }
 }
 
@@ -131,16 +145,25 @@ pub unsafe fn push_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: i
 /// As [`push_ctor`].
 #[cold]
 #[inline(never)]
-unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl Fn(u8) -> c_int) -> bool {
+unsafe fn make_ctor(
+    L: *mut lua_State,
+    cache: c_int,
+    shape: c_int,
+    key_of: impl Fn(u8) -> c_int,
+    map_mt: c_int,
+) -> bool {
     // SAFETY: caller's contract; the shape key at `k`, the constructor
-    // above it (`compile_and_cache`), then in its place.
+    // above it (`compile_source_and_cache`), then in its place; with
+    // `SERIALIZE`, the base library's `setmetatable` at `k + 1` for the
+    // chunk's arguments (a global replaced by anything but a C function
+    // is not trusted: no constructor then).
     unsafe {
         if cached(L, cache) >= MAX_SHAPES {
             return false;
         }
         let mut numbers = [0u8; CTOR_FIELDS];
         let mut n = 0;
-        let mut s = shape;
+        let mut s = shape & !SERIALIZE;
         while s != 0 {
             numbers[n] = (s & 0xf) as u8;
             s >>= 4;
@@ -149,11 +172,24 @@ unsafe fn make_ctor(L: *mut lua_State, cache: c_int, shape: c_int, key_of: impl 
         numbers[..n].reverse();
         ffi::lua_pushinteger(L, ffi::lua_Integer::from(shape));
         let k = ffi::lua_gettop(L);
-        if !compile_and_cache(L, cache, k, MAX_SHAPES, n, |i| lua::string_bytes(L, key_of(numbers[i]))) {
+        let serialize = shape & SERIALIZE != 0;
+        if serialize {
+            lua::push_bytes(L, b"setmetatable");
+            ffi::lua_rawget(L, ffi::LUA_GLOBALSINDEX);
+            if ffi::lua_iscfunction(L, -1) == 0 {
+                ffi::lua_settop(L, k - 1);
+                return false;
+            }
+        }
+        let key = |i: usize| lua::string_bytes(L, key_of(numbers[i]));
+        let args = [k + 1, map_mt];
+        let args = if serialize { &args[..] } else { &[] };
+        if !compile_source_and_cache(L, cache, k, MAX_SHAPES, || Some(ctor_source(n, key, serialize)), args) {
             ffi::lua_settop(L, k - 1);
             return false;
         }
         ffi::lua_replace(L, k);
+        ffi::lua_settop(L, k);
         true
     }
 }
@@ -182,7 +218,7 @@ unsafe fn compile_and_cache<'k>(
     key: impl Fn(usize) -> &'k [u8],
 ) -> bool {
     // SAFETY: forwarded.
-    unsafe { compile_source_and_cache(L, cache, k, max, || Some(ctor_source(n, key)), &[]) }
+    unsafe { compile_source_and_cache(L, cache, k, max, || Some(ctor_source(n, key, false)), &[]) }
 }
 
 /// [`compile_and_cache`] for any chunk (made by `src`, `None`: none) that
@@ -337,11 +373,14 @@ pub unsafe fn find_message_ctor(
 /// the value of the field with key `key(i)`:
 /// `return function(a1,a2) return {["\110…"]=a1,["\97…"]=a2} end`. Every
 /// key byte is a `\ddd` escape, so any key string is a valid literal.
-fn ctor_source<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> Vec<u8> {
-    let mut src = b"return function(".to_vec();
+/// `serialize`: the chunk takes `setmetatable` and the map metatable, and
+/// the table is returned with that metatable set.
+fn ctor_source<'k>(n: usize, key: impl Fn(usize) -> &'k [u8], serialize: bool) -> Vec<u8> {
+    let mut src = if serialize { b"local s,m=...\n".to_vec() } else { Vec::new() };
+    src.extend_from_slice(b"return function(");
     let args: Vec<String> = (1..=n).map(|i| format!("a{i}")).collect();
     src.extend_from_slice(args.join(",").as_bytes());
-    src.extend_from_slice(b") return {");
+    src.extend_from_slice(if serialize { b") return s({" } else { b") return {" });
     for (i, arg) in args.iter().enumerate() {
         src.extend_from_slice(b"[\"");
         for &byte in key(i) {
@@ -349,7 +388,7 @@ fn ctor_source<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> Vec<u8> {
         }
         src.extend_from_slice(format!("\"]={arg},").as_bytes());
     }
-    src.extend_from_slice(b"} end");
+    src.extend_from_slice(if serialize { b"},m) end" } else { b"} end" });
     src
 }
 
@@ -383,7 +422,7 @@ mod tests {
     fn source_escapes_every_key_byte() {
         let key = |n| if n == 1 { &b"name"[..] } else { &b"a\"]"[..] };
         assert_eq!(
-            String::from_utf8(ctor_source(2, |i| key(i as u8 + 1))).unwrap(),
+            String::from_utf8(ctor_source(2, |i| key(i as u8 + 1), false)).unwrap(),
             "return function(a1,a2) return {[\"\\110\\097\\109\\101\"]=a1,[\"\\097\\034\\093\"]=a2,} end"
         );
     }
