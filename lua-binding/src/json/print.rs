@@ -86,6 +86,9 @@ pub struct Printer<'a> {
     s: &'a mut PrintScratch,
     /// Never take the fast path (the tests compare the two paths).
     slow_only: bool,
+    /// The compact layout without `emit_defaults`: the fast path's lean
+    /// form ([`Printer::members_lean`]).
+    lean: bool,
 }
 
 fn wire_err(e: pbwire::Error) -> JsonError {
@@ -107,7 +110,8 @@ impl<'a> Printer<'a> {
     pub fn new(plans: &'a Plans, opts: &'a JsonOptions, out: &'a mut Vec<u8>, s: &'a mut PrintScratch) -> Self {
         s.oneofs.clear();
         s.metas.sync(plans);
-        Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0, s, slow_only: false }
+        let lean = opts.indent.is_none() && !opts.emit_defaults;
+        Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0, s, slow_only: false, lean }
     }
 
     /// Print message `msg` from its encoding `bytes`.
@@ -233,14 +237,22 @@ impl<'a> Printer<'a> {
     /// [`meta::Meta`].
     #[inline]
     fn members(&mut self, m: &MessagePlan, meta: meta::Meta, bytes: &[u8], first: &mut bool) -> R {
-        if meta.fast && !self.slow_only && self.members_fast(m, meta.keys, bytes, first)? {
-            return Ok(());
+        if meta.fast && !self.slow_only {
+            let done = if self.lean {
+                self.members_lean(m, meta.keys, bytes, first)?
+            } else {
+                self.members_fast(m, meta.keys, bytes, first)?
+            };
+            if done {
+                return Ok(());
+            }
         }
         self.members_sorted(m, meta.keys, bytes, first)
     }
 
     /// [`Printer::members`] by the occurrences sorted into field order,
     /// with the merge rules; `keys` is `m`'s [`meta::Meta::keys`].
+    #[inline(never)]
     fn members_sorted(&mut self, m: &MessagePlan, keys: u32, bytes: &[u8], first: &mut bool) -> R {
         let mut occ = self.scan(m, bytes)?;
         // Per oneof: the member set last and where its run began (on the
@@ -564,6 +576,7 @@ impl<'a> Printer<'a> {
     }
 
     /// The special forms of the well-known types.
+    #[inline(never)]
     fn wkt(&mut self, w: Wkt, m: &MessagePlan, bytes: &[u8]) -> R {
         let occ = self.scan(m, bytes)?;
         let r = self.wkt_form(w, m, &occ);

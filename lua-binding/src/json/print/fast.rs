@@ -18,8 +18,10 @@
 
 use pbwire::{Reader, WireType};
 
+use super::meta::Metas;
 use super::{Occ, Printer, wire_err};
 use crate::json::JsonError;
+use crate::json::out::Out;
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED};
 
 /// Where the canonical order stands.
@@ -101,6 +103,72 @@ fn plain_value<'b>(r: &mut Reader<'b>, wt: u8) -> Result<(u64, &'b [u8]), JsonEr
     })
 }
 
+/// Where [`lean_run`] stopped.
+enum Lean {
+    /// At the end of the body.
+    Done,
+    /// At a field out of order.
+    Break,
+    /// At a field it does not print (the reader before its tag).
+    Other,
+}
+
+/// The plain fields from `r` on of the commonest kinds (32- and 64-bit
+/// `int`s, ASCII strings with nothing to escape), each member written in
+/// one reserve, until the body ends or another field (or kind, or value:
+/// a long varint or length, a string to escape or check) comes; `next`
+/// and `first`
+/// as [`Printer::members_fast`] keeps them. No `Printer` borrowed: its
+/// state stays in registers.
+#[allow(clippy::too_many_arguments)] // the loop's state, spelled out
+#[inline(always)]
+fn lean_run(
+    o: &mut Out<'_>,
+    metas: &Metas,
+    m: &MessagePlan,
+    keys: u32,
+    json_names: bool,
+    r: &mut Reader<'_>,
+    next: &mut usize,
+    first: &mut bool,
+) -> Lean {
+    let mut fst = *first;
+    let stop = loop {
+        let rest = r.rest();
+        let Some(&tag) = rest.first() else { break Lean::Done };
+        let Some(fi) = plain(m, tag) else { break Lean::Other };
+        if fi < *next {
+            break Lean::Break;
+        }
+        let f = &m.fields[fi];
+        // The value, from its byte after the tag: a one-byte varint, or a
+        // string of a one-byte length.
+        let (x, data) = match (f.kind, rest.get(1)) {
+            (Kind::Int32 | Kind::UInt32 | Kind::Int64, Some(&b)) if b < 0x80 => (u64::from(b), &[][..]),
+            (Kind::String, Some(&n)) if n < 0x80 => match rest.get(2..2 + usize::from(n)) {
+                Some(data) => (0, data),
+                None => break Lean::Other,
+            },
+            _ => break Lean::Other,
+        };
+        if !(f.implicit && x == 0 && data.is_empty()) {
+            let (text, n) = metas.key(keys, fi, json_names);
+            match f.kind {
+                Kind::Int32 => o.member_int(text, n, &mut fst, x as i32, false),
+                Kind::UInt32 => o.member_int(text, n, &mut fst, x as u32, false),
+                Kind::Int64 => o.member_int(text, n, &mut fst, x as i64, true),
+                // Not plain: printed by the walk, from its tag.
+                _ if !o.member_plain_string(text, n, &mut fst, data) => break Lean::Other,
+                _ => {}
+            }
+        }
+        *next = fi + 1;
+        let _ = r.advance(2 + data.len());
+    };
+    *first = fst;
+    stop
+}
+
 /// The open run of a repeated or map field.
 struct Run<'b> {
     /// Its field index, or `usize::MAX` when none is open.
@@ -161,6 +229,37 @@ impl<'a> Printer<'a> {
                 }
                 return Err(e.in_field(self.name(f)));
             }
+        };
+        #[cfg(test)]
+        if done {
+            self.s.fast.0 += 1;
+        } else {
+            self.s.fast.1 += 1;
+        }
+        if !done {
+            self.o.reset(mark);
+            *first = first0;
+        }
+        Ok(done)
+    }
+
+    /// [`Printer::members_fast`] in the compact layout without
+    /// `emit_defaults` (the common options): [`lean_run`] prints what it
+    /// can, [`Printer::walk`] the rest.
+    pub(super) fn members_lean(
+        &mut self,
+        m: &MessagePlan,
+        keys: u32,
+        bytes: &[u8],
+        first: &mut bool,
+    ) -> Result<bool, JsonError> {
+        let (mark, first0) = (self.o.mark(), *first);
+        let mut r = Reader::new(bytes);
+        let mut next = 0;
+        let done = match lean_run(&mut self.o, &self.s.metas, m, keys, self.opts.json_names, &mut r, &mut next, first) {
+            Lean::Done => true,
+            Lean::Break => false,
+            Lean::Other => self.walk(m, keys, bytes, r, next, first)?,
         };
         #[cfg(test)]
         if done {
