@@ -354,22 +354,17 @@ impl<'a> Out<'a> {
         }
     }
 
-    /// A member (see [`Out::member_key`] for `text` and `n`) whose value
-    /// is an integer, in one reserve. Compact layout only.
+    /// A member whose value is an integer, in one reserve: the first `n`
+    /// bytes of `k` are its separator (if any) and key, as
+    /// [`Out::member_key`] writes them. Compact layout only.
     #[inline(always)]
-    pub fn member_int(&mut self, text: &[u8], n: usize, first: &mut bool, v: impl Dec, quote: bool) {
-        let Some(k) = self.short_key(text, n, first) else {
-            self.member_key(text, n, first);
-            self.int(v, quote);
-            return;
-        };
-        let n = n - usize::from(*first);
-        *first = false;
+    pub fn member_int(&mut self, k: &[u8; KEY_PAD], n: usize, v: impl Dec, quote: bool) {
+        debug_assert!(self.indent.is_none() && n <= KEY_PAD);
         self.buf.reserve(KEY_PAD + DEC_MAX + 2);
         let len = self.buf.len();
-        // SAFETY: KEY_PAD bytes are readable from `k` (`short_key`) and
-        // KEY_PAD + DEC_MAX + 2 reserved past `len`; the length moves over
-        // the key's `n` bytes and the value's, all written.
+        // SAFETY: KEY_PAD + DEC_MAX + 2 bytes are reserved past `len`; the
+        // length moves over the key's `n` (<= KEY_PAD) bytes and the
+        // value's, all written.
         unsafe {
             let p = self.buf.as_mut_ptr().add(len);
             std::ptr::copy_nonoverlapping(k.as_ptr(), p, KEY_PAD);
@@ -382,23 +377,17 @@ impl<'a> Out<'a> {
     /// if it is ASCII with nothing to escape (true); else nothing.
     /// Compact layout only.
     #[inline(always)]
-    pub fn member_plain_string(&mut self, text: &[u8], n: usize, first: &mut bool, s: &[u8]) -> bool {
+    pub fn member_plain_string(&mut self, k: &[u8; KEY_PAD], n: usize, s: &[u8]) -> bool {
+        debug_assert!(self.indent.is_none() && n <= KEY_PAD);
         if !plain_ascii_in::<false>(s) {
             return false;
         }
-        let Some(k) = self.short_key(text, n, first) else {
-            self.member_key(text, n, first);
-            self.quoted(s, b"");
-            return true;
-        };
-        let n = n - usize::from(*first);
-        *first = false;
         let total = n + s.len() + 2;
         self.buf.reserve(KEY_PAD.max(total));
         let len = self.buf.len();
-        // SAFETY: KEY_PAD bytes are readable from `k` (`short_key`) and at
-        // least KEY_PAD and `total` reserved past `len`; the length moves
-        // over the key's `n` bytes and the quoted string's, all written.
+        // SAFETY: at least KEY_PAD and `total` bytes are reserved past
+        // `len`; the length moves over the key's `n` bytes and the quoted
+        // string's, all written.
         unsafe {
             let p = self.buf.as_mut_ptr().add(len);
             std::ptr::copy_nonoverlapping(k.as_ptr(), p, KEY_PAD);
@@ -408,16 +397,6 @@ impl<'a> Out<'a> {
             self.buf.set_len(len + total);
         }
         true
-    }
-
-    /// The key text of [`Out::member_key`] from its separator on, when it
-    /// is one fixed-size copy (a short key, the padding readable); `first`
-    /// is left as it is. Compact layout only (the callers' condition).
-    #[inline(always)]
-    fn short_key<'t>(&self, text: &'t [u8], n: usize, first: &bool) -> Option<&'t [u8]> {
-        debug_assert!(self.indent.is_none());
-        let k = &text[usize::from(*first)..];
-        (n - usize::from(*first) <= KEY_PAD && k.len() >= KEY_PAD).then_some(k)
     }
 
     /// Raw text (numbers, literals).

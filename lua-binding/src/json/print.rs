@@ -239,7 +239,7 @@ impl<'a> Printer<'a> {
     fn members(&mut self, m: &MessagePlan, meta: meta::Meta, bytes: &[u8], first: &mut bool) -> R {
         if meta.fast && !self.slow_only {
             let done = if self.lean {
-                self.members_lean(m, meta.keys, bytes, first)?
+                self.members_lean(m, (meta.keys, meta.lean), bytes, first)?
             } else {
                 self.members_fast(m, meta.keys, bytes, first)?
             };

@@ -18,10 +18,10 @@
 
 use pbwire::{Reader, WireType};
 
-use super::meta::Metas;
+use super::meta::{LeanKind, LeanTable};
 use super::{Occ, Printer, wire_err};
 use crate::json::JsonError;
-use crate::json::out::Out;
+use crate::json::out::{KEY_PAD, Out};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED};
 
 /// Where the canonical order stands.
@@ -114,20 +114,16 @@ enum Lean {
 }
 
 /// The plain fields from `r` on of the commonest kinds (32- and 64-bit
-/// `int`s, ASCII strings with nothing to escape), each member written in
-/// one reserve, until the body ends or another field (or kind, or value:
-/// a long varint or length, a string to escape or check) comes; `next`
-/// and `first`
-/// as [`Printer::members_fast`] keeps them. No `Printer` borrowed: its
-/// state stays in registers.
-#[allow(clippy::too_many_arguments)] // the loop's state, spelled out
+/// `int`s, ASCII strings with nothing to escape: `table`'s fields), each
+/// member written in one reserve, until the body ends or another field (or
+/// value: a long varint or length, a string to escape or check) comes;
+/// `next` and `first` as [`Printer::members_fast`] keeps them. `text`:
+/// the key texts; `names`: 0 for `json_name`s, 1 for proto names. No
+/// `Printer` borrowed: its state stays in registers.
 #[inline(always)]
 fn lean_run(
     o: &mut Out<'_>,
-    metas: &Metas,
-    m: &MessagePlan,
-    keys: u32,
-    json_names: bool,
+    (text, table, names): (&[u8], &LeanTable, usize),
     r: &mut Reader<'_>,
     next: &mut usize,
     first: &mut bool,
@@ -136,31 +132,40 @@ fn lean_run(
     let stop = loop {
         let rest = r.rest();
         let Some(&tag) = rest.first() else { break Lean::Done };
-        let Some(fi) = plain(m, tag) else { break Lean::Other };
+        let e = &table[usize::from(tag >> 3) & 15];
+        if e.tag != tag {
+            break Lean::Other;
+        }
+        let fi = usize::from(e.fi);
         if fi < *next {
             break Lean::Break;
         }
-        let f = &m.fields[fi];
         // The value, from its byte after the tag: a one-byte varint, or a
         // string of a one-byte length.
-        let (x, data) = match (f.kind, rest.get(1)) {
-            (Kind::Int32 | Kind::UInt32 | Kind::Int64, Some(&b)) if b < 0x80 => (u64::from(b), &[][..]),
-            (Kind::String, Some(&n)) if n < 0x80 => match rest.get(2..2 + usize::from(n)) {
+        let (x, data) = match (e.kind, rest.get(1)) {
+            (LeanKind::String, Some(&n)) if n < 0x80 => match rest.get(2..2 + usize::from(n)) {
                 Some(data) => (0, data),
                 None => break Lean::Other,
             },
+            (LeanKind::String, _) => break Lean::Other,
+            (_, Some(&b)) if b < 0x80 => (u64::from(b), &[][..]),
             _ => break Lean::Other,
         };
-        if !(f.implicit && x == 0 && data.is_empty()) {
-            let (text, n) = metas.key(keys, fi, json_names);
-            match f.kind {
-                Kind::Int32 => o.member_int(text, n, &mut fst, x as i32, false),
-                Kind::UInt32 => o.member_int(text, n, &mut fst, x as u32, false),
-                Kind::Int64 => o.member_int(text, n, &mut fst, x as i64, true),
+        if !(e.implicit && x == 0 && data.is_empty()) {
+            // The key text from its comma, or after it for the first member.
+            let a = e.key[names] as usize + usize::from(fst);
+            let n = usize::from(e.key_len[names]) - usize::from(fst);
+            // (Always there: the texts end in KEY_PAD bytes of padding.)
+            let Some(k) = text.get(a..a + KEY_PAD).and_then(|k| k.try_into().ok()) else { break Lean::Other };
+            match e.kind {
+                LeanKind::Int32 => o.member_int(k, n, x as i32, false),
+                LeanKind::UInt32 => o.member_int(k, n, x as u32, false),
+                LeanKind::Int64 => o.member_int(k, n, x as i64, true),
                 // Not plain: printed by the walk, from its tag.
-                _ if !o.member_plain_string(text, n, &mut fst, data) => break Lean::Other,
-                _ => {}
+                LeanKind::String if !o.member_plain_string(k, n, data) => break Lean::Other,
+                LeanKind::String => {}
             }
+            fst = false;
         }
         *next = fi + 1;
         let _ = r.advance(2 + data.len());
@@ -249,14 +254,16 @@ impl<'a> Printer<'a> {
     pub(super) fn members_lean(
         &mut self,
         m: &MessagePlan,
-        keys: u32,
+        (keys, lean): (u32, u32),
         bytes: &[u8],
         first: &mut bool,
     ) -> Result<bool, JsonError> {
         let (mark, first0) = (self.o.mark(), *first);
         let mut r = Reader::new(bytes);
         let mut next = 0;
-        let done = match lean_run(&mut self.o, &self.s.metas, m, keys, self.opts.json_names, &mut r, &mut next, first) {
+        let metas = &self.s.metas;
+        let lane = (&metas.text[..], &metas.leans[lean as usize], usize::from(!self.opts.json_names));
+        let done = match lean_run(&mut self.o, lane, &mut r, &mut next, first) {
             Lean::Done => true,
             Lean::Break => false,
             Lean::Other => self.walk(m, keys, bytes, r, next, first)?,

@@ -331,3 +331,45 @@ fn repeated_fields_without_elements() {
         assert!(print(&p, P3, &l(75, b""), &o, slow).unwrap().contains(r#""packedSint32":[]"#));
     }
 }
+
+/// The lean lane (compact, no `emit_defaults`) at its edges: one-byte and
+/// longer varints and lengths, signs, strings it leaves to the walk
+/// (escapes, non-ASCII, invalid UTF-8), truncated values, order breaks.
+#[test]
+fn lean_lane_edges() {
+    let p = plans();
+    let long = "x".repeat(200);
+    let strings: [&[u8]; 9] =
+        [b"", b"a", b"abc", b"abcd", b"a\"b", b"tab\there", "caf\u{e9}".as_bytes(), b"\xff\xfe", long.as_bytes()];
+    let ints = [0u64, 1, 9, 10, 99, 100, 127, 128, 300, 1 << 31, u64::from(u32::MAX), u64::MAX, (-5i64) as u64];
+    for &s in &strings {
+        for &x in &ints {
+            for body in [
+                cat(&[v(1, x), v(2, x), v(3, x), l(14, s)]),
+                cat(&[l(14, s), v(1, x)]),
+                cat(&[v(3, x), v(1, x), l(14, s), v(2, x)]),
+                cat(&[v(1, x), l(14, s), l(18, &v(1, x))]),
+                cat(&[v(1, x), v(1, x), l(14, s)]),
+            ] {
+                for ty in [P3, P2] {
+                    let _ = both(&p, ty, &body);
+                    for cut in [1, 2, 3] {
+                        let _ = both(&p, ty, &body[..body.len().saturating_sub(cut)]);
+                    }
+                }
+            }
+        }
+    }
+    let body = cat(&[v(1, (-5i64) as u64), v(2, 1 << 40), v(3, 7), l(14, b"a\"b")]);
+    assert_eq!(
+        both(&p, P3, &body).unwrap(),
+        r#"{"optionalInt32":-5,"optionalInt64":"1099511627776","optionalUint32":7,"optionalString":"a\"b"}"#
+    );
+    // Explicit presence: zeros printed.
+    assert_eq!(both(&p, P2, &cat(&[v(1, 0), l(14, b"")])).unwrap(), r#"{"optionalInt32":0,"optionalString":""}"#);
+    let o = JsonOptions { json_names: false, ..JsonOptions::default() };
+    assert_eq!(
+        print(&p, P3, &cat(&[v(1, 12), l(14, b"hi")]), &o, false).unwrap(),
+        r#"{"optional_int32":12,"optional_string":"hi"}"#
+    );
+}
