@@ -18,7 +18,7 @@
 
 use pbwire::{Reader, WireType};
 
-use super::meta::{LeanKind, LeanTable};
+use super::meta::{LeanField, LeanTable};
 use super::{Occ, Printer, wire_err};
 use crate::json::JsonError;
 use crate::json::out::{KEY_PAD, Out};
@@ -113,24 +113,24 @@ enum Lean {
     Other,
 }
 
-/// The plain fields from `r` on of the commonest kinds (32- and 64-bit
-/// `int`s, ASCII strings with nothing to escape: `table`'s fields), each
-/// member written in one reserve, until the body ends or another field (or
-/// value: a long varint or length, a string to escape or check) comes;
-/// `next` and `first` as [`Printer::members_fast`] keeps them. `text`:
-/// the key texts; `names`: 0 for `json_name`s, 1 for proto names. No
-/// `Printer` borrowed: its state stays in registers.
+/// The plain fields at the start of `rest` of the commonest kinds (32- and
+/// 64-bit `int`s, ASCII strings with nothing to escape: `table`'s fields),
+/// each member written in one reserve, until the body ends or another field
+/// (or value: a long varint or length, a string to escape or check) comes;
+/// `rest` then starts at its tag. `next` and `first` as
+/// [`Printer::members_fast`] keeps them. `text`: the key texts; `names`: 0
+/// for `json_name`s, 1 for proto names. No `Printer` borrowed: its state
+/// stays in registers.
 #[inline(always)]
 fn lean_run(
     o: &mut Out<'_>,
     (text, table, names): (&[u8], &LeanTable, usize),
-    r: &mut Reader<'_>,
+    rest: &mut &[u8],
     next: &mut usize,
     first: &mut bool,
 ) -> Lean {
     let mut fst = *first;
     let stop = loop {
-        let rest = r.rest();
         let Some(&tag) = rest.first() else { break Lean::Done };
         let e = &table[usize::from(tag >> 3) & 15];
         if e.tag != tag {
@@ -140,38 +140,45 @@ fn lean_run(
         if fi < *next {
             break Lean::Break;
         }
-        // The value, from its byte after the tag: a one-byte varint, or a
-        // string of a one-byte length.
-        let (x, data) = match (e.kind, rest.get(1)) {
-            (LeanKind::String, Some(&n)) if n < 0x80 => match rest.get(2..2 + usize::from(n)) {
-                Some(data) => (0, data),
-                None => break Lean::Other,
-            },
-            (LeanKind::String, _) => break Lean::Other,
-            (_, Some(&b)) if b < 0x80 => (u64::from(b), &[][..]),
-            _ => break Lean::Other,
-        };
-        if !(e.implicit && x == 0 && data.is_empty()) {
-            // The key text from its comma, or after it for the first member.
-            let a = e.key[names] as usize + usize::from(fst);
-            let n = usize::from(e.key_len[names]) - usize::from(fst);
-            // (Always there: the texts end in KEY_PAD bytes of padding.)
-            let Some(k) = text.get(a..a + KEY_PAD).and_then(|k| k.try_into().ok()) else { break Lean::Other };
-            match e.kind {
-                LeanKind::Int32 => o.member_int(k, n, x as i32, false),
-                LeanKind::UInt32 => o.member_int(k, n, x as u32, false),
-                LeanKind::Int64 => o.member_int(k, n, x as i64, true),
-                // Not plain: printed by the walk, from its tag.
-                LeanKind::String if !o.member_plain_string(k, n, data) => break Lean::Other,
-                LeanKind::String => {}
+        // The value, from its byte after the tag: a one-byte varint (the
+        // same text for every int kind but for the 64-bit kinds' quotes),
+        // or a string of a one-byte length.
+        let Some(&b) = rest.get(1).filter(|&&b| b < 0x80) else { break Lean::Other };
+        let used = if e.string {
+            let Some(data) = rest.get(2..2 + usize::from(b)) else { break Lean::Other };
+            if !(e.implicit && data.is_empty()) {
+                let Some((k, n)) = lean_key(text, e, names, fst) else { break Lean::Other };
+                if !o.member_plain_string(k, n, data) {
+                    // Printed by the walk, from its tag.
+                    break Lean::Other;
+                }
+                fst = false;
             }
-            fst = false;
-        }
+            2 + data.len()
+        } else {
+            if !(e.implicit && b == 0) {
+                let Some((k, n)) = lean_key(text, e, names, fst) else { break Lean::Other };
+                o.member_int(k, n, u32::from(b), e.quote);
+                fst = false;
+            }
+            2
+        };
         *next = fi + 1;
-        let _ = r.advance(2 + data.len());
+        *rest = &rest[used..];
     };
     *first = fst;
     stop
+}
+
+/// The key text of `e` ([`lean_run`]'s `text` and `names`) from its comma,
+/// or after it for the `first` member: [`KEY_PAD`] bytes, and the length
+/// of the key in them.
+#[inline(always)]
+fn lean_key<'t>(text: &'t [u8], e: &LeanField, names: usize, first: bool) -> Option<(&'t [u8; KEY_PAD], usize)> {
+    let a = e.key[names] as usize + usize::from(first);
+    let n = usize::from(e.key_len[names]) - usize::from(first);
+    // (Always there: the texts end in KEY_PAD bytes of padding.)
+    Some((text.get(a..a + KEY_PAD)?.try_into().ok()?, n))
 }
 
 /// The open run of a repeated or map field.
@@ -259,14 +266,16 @@ impl<'a> Printer<'a> {
         first: &mut bool,
     ) -> Result<bool, JsonError> {
         let (mark, first0) = (self.o.mark(), *first);
-        let mut r = Reader::new(bytes);
-        let mut next = 0;
+        let (mut rest, mut next) = (bytes, 0);
         let metas = &self.s.metas;
         let lane = (&metas.text[..], &metas.leans[lean as usize], usize::from(!self.opts.json_names));
-        let done = match lean_run(&mut self.o, lane, &mut r, &mut next, first) {
+        let done = match lean_run(&mut self.o, lane, &mut rest, &mut next, first) {
             Lean::Done => true,
             Lean::Break => false,
-            Lean::Other => self.walk(m, keys, bytes, r, next, first)?,
+            Lean::Other => {
+                let r = Reader::with_offset(rest, bytes.len() - rest.len());
+                self.walk(m, keys, bytes, r, next, first)?
+            }
         };
         #[cfg(test)]
         if done {

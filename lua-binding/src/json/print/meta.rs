@@ -25,16 +25,6 @@ pub(super) struct Meta {
     pub lean: u32,
 }
 
-/// How the fast path's lean lane prints a field (see [`LeanField`]).
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-pub(super) enum LeanKind {
-    #[default]
-    Int32,
-    UInt32,
-    Int64,
-    String,
-}
-
 /// A plain field (`MessagePlan::plain_by_tag`) of a kind the lean lane
 /// prints, with a key of one fixed-size copy: what the lane needs of it
 /// in one load.
@@ -43,7 +33,10 @@ pub(super) struct LeanField {
     /// Its one-byte tag (field number and own wire type); 0xff in the
     /// entries of other numbers, which no one-byte tag matches.
     pub tag: u8,
-    pub kind: LeanKind,
+    /// A string (else an int).
+    pub string: bool,
+    /// An int printed in quotes (a 64-bit kind).
+    pub quote: bool,
     /// It has no presence: a zero is left out.
     pub implicit: bool,
     /// Its key texts' lengths (`,"k":`), `json_name`'s then the proto
@@ -60,7 +53,7 @@ pub(super) struct LeanField {
 pub(super) type LeanTable = [LeanField; 16];
 
 const NO_LEAN: LeanField =
-    LeanField { tag: 0xff, kind: LeanKind::Int32, implicit: false, key_len: [0; 2], fi: 0, key: [0; 2] };
+    LeanField { tag: 0xff, string: false, quote: false, implicit: false, key_len: [0; 2], fi: 0, key: [0; 2] };
 
 /// The [`Meta`] of every message type printed so far, and the key text.
 #[derive(Default)]
@@ -118,11 +111,10 @@ impl Metas {
         for (tag, &e) in m.plain_by_tag.iter().enumerate().filter(|&(_, &e)| e != 0) {
             let fi = usize::from(e & !PLAIN_REQUIRED) - 1;
             let f = &m.fields[fi];
-            let kind = match f.kind {
-                Kind::Int32 => LeanKind::Int32,
-                Kind::UInt32 => LeanKind::UInt32,
-                Kind::Int64 => LeanKind::Int64,
-                Kind::String => LeanKind::String,
+            let (string, quote) = match f.kind {
+                Kind::Int32 | Kind::UInt32 => (false, false),
+                Kind::Int64 => (false, true),
+                Kind::String => (true, false),
                 _ => continue,
             };
             let span = |i: usize| self.spans[keys as usize + 2 * fi + i];
@@ -131,7 +123,8 @@ impl Metas {
             if tag < 128 && jn <= KEY_PAD && pn <= KEY_PAD {
                 lean[tag >> 3] = LeanField {
                     tag: tag as u8,
-                    kind,
+                    string,
+                    quote,
                     implicit: f.implicit,
                     key_len: [jn as u8, pn as u8],
                     fi: fi as u16,
