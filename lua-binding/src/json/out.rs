@@ -354,6 +354,32 @@ impl<'a> Out<'a> {
         }
     }
 
+    /// Whether the layout is the compact one.
+    #[inline(always)]
+    pub fn compact(&self) -> bool {
+        self.indent.is_none()
+    }
+
+    /// An array element that is an integer (as [`Out::int`]), its comma
+    /// before it unless `first`, in one reserve. Compact layout only.
+    #[inline(always)]
+    pub fn element_int(&mut self, first: &mut bool, v: impl Dec, quote: bool) {
+        debug_assert!(self.indent.is_none());
+        self.buf.reserve(DEC_MAX + 3);
+        let len = self.buf.len();
+        let c = usize::from(!*first);
+        *first = false;
+        // SAFETY: DEC_MAX + 3 bytes are reserved past `len`: the comma (`c`
+        // bytes), the digits and their quotes; the length moves over
+        // exactly the bytes written.
+        unsafe {
+            let p = self.buf.as_mut_ptr().add(len);
+            p.write(b',');
+            let d = put_quotable_dec(p.add(c), v, quote);
+            self.buf.set_len(len + c + d);
+        }
+    }
+
     /// A member whose value is an integer, in one reserve: the first `n`
     /// bytes of `k` are its separator (if any) and key, as
     /// [`Out::member_key`] writes them. Compact layout only.

@@ -17,7 +17,7 @@ use pbwire::{Reader, WireType};
 
 use super::JsonOptions;
 use super::error::{At, JsonError};
-use super::number::{put_f32, put_f64, put_int};
+use super::number::{Dec, put_f32, put_f64, put_int};
 use super::out::Out;
 use super::wkt::{self, Wkt};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
@@ -387,6 +387,18 @@ impl<'a> Printer<'a> {
     #[inline]
     fn elements(&mut self, f: &FieldPlan, wt: WireType, val: u64, data: &[u8], first: &mut bool, n: &mut usize) -> R {
         if wt == WireType::Len && f.kind.is_packable() {
+            if self.o.compact() {
+                // The integer kinds in loops of their own.
+                match f.kind {
+                    Kind::Int32 => return self.packed_ints(data, first, n, |x| x as i32, false),
+                    Kind::UInt32 => return self.packed_ints(data, first, n, |x| x as u32, false),
+                    Kind::SInt32 => return self.packed_ints(data, first, n, |x| decode_zigzag32(x as u32), false),
+                    Kind::Int64 => return self.packed_ints(data, first, n, |x| x as i64, true),
+                    Kind::UInt64 => return self.packed_ints(data, first, n, |x| x, true),
+                    Kind::SInt64 => return self.packed_ints(data, first, n, decode_zigzag64, true),
+                    _ => {}
+                }
+            }
             let mut r = Reader::new(data);
             while !r.is_empty() {
                 let val = match f.kind.wire_type() {
@@ -410,6 +422,32 @@ impl<'a> Printer<'a> {
                 self.scalar(f.kind, f.sub, val, data)
             };
             r.map_err(|e| e.in_index(*n))?;
+            *n += 1;
+        }
+        Ok(())
+    }
+
+    /// [`Printer::elements`] of a packed run of varint integers, each
+    /// printed as `conv` makes it (in quotes when `quote`), in the compact
+    /// layout.
+    #[inline(always)]
+    fn packed_ints<D: Dec>(
+        &mut self,
+        data: &[u8],
+        first: &mut bool,
+        n: &mut usize,
+        conv: impl Fn(u64) -> D,
+        quote: bool,
+    ) -> R {
+        let mut r = Reader::new(data);
+        while let Some(&b) = r.rest().first() {
+            let x = if b < 0x80 {
+                let _ = r.advance(1);
+                u64::from(b)
+            } else {
+                r.read_varint().map_err(wire_err)?
+            };
+            self.o.element_int(first, conv(x), quote);
             *n += 1;
         }
         Ok(())

@@ -365,6 +365,22 @@ fn lean_lane_edges() {
         both(&p, P3, &body).unwrap(),
         r#"{"optionalInt32":-5,"optionalInt64":"1099511627776","optionalUint32":7,"optionalString":"a\"b"}"#
     );
+    // Packed integer runs of each varint kind, truncated too.
+    let mut run = Vec::new();
+    for &x in &ints {
+        varint(x, &mut run);
+    }
+    for n in 31..=36 {
+        let body = cat(&[l(n, &run), v(n, 5), l(n, &run[..run.len() - 1])]);
+        for ty in [P3, P2] {
+            let _ = both(&p, ty, &body);
+            let _ = both(&p, ty, &body[..body.len() - 1]);
+        }
+    }
+    assert_eq!(
+        both(&p, P3, &cat(&[l(31, &[1, 0x7f, 0x80, 1]), l(35, &[3, 4]), l(36, &[3])])).unwrap(),
+        r#"{"repeatedInt32":[1,127,128],"repeatedSint32":[-2,2],"repeatedSint64":["-2"]}"#
+    );
     // Explicit presence: zeros printed.
     assert_eq!(both(&p, P2, &cat(&[v(1, 0), l(14, b"")])).unwrap(), r#"{"optionalInt32":0,"optionalString":""}"#);
     let o = JsonOptions { json_names: false, ..JsonOptions::default() };
