@@ -217,6 +217,17 @@ pub unsafe fn put_dec_at(p: *mut u8, v: impl Dec) -> usize {
             std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(a as usize * 2), p.add(s), 2);
             return s + 2;
         }
+        if a < 10_000 {
+            let (hi, lo) = ((a / 100) as usize, (a % 100) as usize);
+            let d = s + usize::from(hi >= 10);
+            if hi >= 10 {
+                std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(hi * 2), p.add(s), 2);
+            } else {
+                *p.add(s) = b'0' + hi as u8;
+            }
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(lo * 2), p.add(d + 1), 2);
+            return d + 3;
+        }
         let n = s + a.ilog10() as usize + 1;
         let mut end = p.add(n);
         while a >= 100 {
