@@ -380,6 +380,34 @@ impl<'a> Out<'a> {
         }
     }
 
+    /// An array element that is the string `s` (its comma before it
+    /// unless `first`), in one reserve, if `s` is ASCII with nothing to
+    /// escape (true); else nothing. Compact layout only.
+    #[inline(always)]
+    pub fn element_plain_string(&mut self, first: &mut bool, s: &[u8]) -> bool {
+        debug_assert!(self.indent.is_none());
+        if !plain_ascii(s) {
+            return false;
+        }
+        let c = usize::from(!*first);
+        *first = false;
+        let total = c + s.len() + 2;
+        self.buf.reserve(total);
+        let len = self.buf.len();
+        // SAFETY: `total` bytes are reserved past `len`, all written (the
+        // comma when `c`, the quotes, the string) before the length moves
+        // over them.
+        unsafe {
+            let p = self.buf.as_mut_ptr().add(len);
+            p.write(b',');
+            p.add(c).write(b'"');
+            copy_to(p.add(c + 1), s);
+            p.add(total - 1).write(b'"');
+            self.buf.set_len(len + total);
+        }
+        true
+    }
+
     /// A member whose value is an integer, in one reserve: the first `n`
     /// bytes of `k` are its separator (if any) and key, as
     /// [`Out::member_key`] writes them. Compact layout only.

@@ -181,10 +181,35 @@ fn lean_key<'t>(text: &'t [u8], e: &LeanField, names: usize, first: bool) -> Opt
     Some((text.get(a..a + KEY_PAD)?.try_into().ok()?, n))
 }
 
+/// No one-byte tag (see `run_tag` in [`Printer::walk`]).
+const NO_RUN_TAG: u16 = 0x100;
+
+/// The elements of `run` (a repeated string with a one-byte tag) at the
+/// start of `rest` printed while they are ASCII with nothing to escape and
+/// of a one-byte length; how many bytes they took. Compact layout only.
+#[inline(never)]
+fn plain_string_run(o: &mut Out<'_>, rest: &[u8], run: &mut Run<'_>) -> usize {
+    let mut at = 0;
+    while let [tag, n, more @ ..] = &rest[at..]
+        && u16::from(*tag) == run.tag
+        && *n < 0x80
+        && let Some(data) = more.get(..usize::from(*n))
+        && o.element_plain_string(&mut run.first, data)
+    {
+        run.n += 1;
+        at += 2 + data.len();
+    }
+    at
+}
+
 /// The open run of a repeated or map field.
 struct Run<'b> {
     /// Its field index, or `usize::MAX` when none is open.
     fi: usize,
+    /// When it is a repeated string field numbered below 16 printed in the
+    /// compact layout: its one-byte tag (with the LEN wire type), else
+    /// [`NO_RUN_TAG`].
+    tag: u16,
     /// No element printed yet.
     first: bool,
     /// Elements printed so far.
@@ -306,7 +331,14 @@ impl<'a> Printer<'a> {
         let mut w = Walk {
             ord: Order { next, run: false, oneofs: 0 },
             checked: false,
-            run: Run { fi: usize::MAX, first: true, n: 0, entries: Vec::new(), before: ((0, 0), true) },
+            run: Run {
+                fi: usize::MAX,
+                tag: NO_RUN_TAG,
+                first: true,
+                n: 0,
+                entries: Vec::new(),
+                before: ((0, 0), true),
+            },
         };
         let fallback = loop {
             let Some(&tag) = r.rest().first() else { break false };
@@ -327,10 +359,17 @@ impl<'a> Printer<'a> {
                 self.single(f, keys, fi, val, data, first).map_err(|e| e.in_field(self.name(f)))
             } else {
                 let Some(occ) = self.next_field(m, &mut r, bytes)? else { continue };
-                match self.general(m, keys, occ, (&r, bytes), &mut w, first)? {
+                let res = match self.general(m, keys, occ, (&r, bytes), &mut w, first)? {
                     Some(res) => res,
                     None => break true,
+                };
+                if w.run.tag != NO_RUN_TAG && r.rest().first().is_some_and(|&t| u16::from(t) == w.run.tag) {
+                    // The run's next elements, when plain strings, printed
+                    // here (`Step::Same`, as the full walk finds them).
+                    let used = plain_string_run(&mut self.o, r.rest(), &mut w.run);
+                    let _ = r.advance(used);
                 }
+                res
             };
             if let Err(e) = res {
                 // Before the check only this body's scalars were printed:
@@ -430,6 +469,11 @@ impl<'a> Printer<'a> {
                 self.key(keys, fi, first);
                 self.o.open(b'[');
                 (run.fi, run.first, run.n) = (fi, true, 0);
+                run.tag = if f.kind == Kind::String && f.number < 16 && self.o.compact() {
+                    (f.number << 3 | 2) as u16
+                } else {
+                    NO_RUN_TAG
+                };
                 self.element(f, run, wt, val, data)
             }
             Card::Map => {
@@ -465,6 +509,7 @@ impl<'a> Printer<'a> {
     fn end_run(&mut self, m: &MessagePlan, keys: u32, run: &mut Run<'_>, first: &mut bool) -> Result<(), JsonError> {
         let Some(f) = m.fields.get(run.fi) else { return Ok(()) };
         let fi = std::mem::replace(&mut run.fi, usize::MAX);
+        run.tag = NO_RUN_TAG;
         if f.card == Card::Map {
             let r = self.map(f, &run.entries, Some((keys, fi, first)));
             run.entries.clear();

@@ -389,3 +389,28 @@ fn lean_lane_edges() {
         r#"{"optional_int32":12,"optional_string":"hi"}"#
     );
 }
+
+/// Runs of a repeated string numbered below 16 (`hello.Person.emails`),
+/// whose plain elements the walk prints in a loop of its own: elements to
+/// escape or check between them, other and unknown fields, truncations.
+#[test]
+fn repeated_string_runs() {
+    let fds = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/descriptors/hello.fds")).unwrap();
+    let p = compile_descriptor_set(&fds).unwrap();
+    let ty = "hello.Person";
+    let long = "y".repeat(130);
+    let els: [&[u8]; 7] = [b"a@b", b"", b"q\"x", "\u{e9}".as_bytes(), b"\xff", long.as_bytes(), b"plain.address@x.org"];
+    for i in 0..els.len() {
+        for j in 0..els.len() {
+            for tail in [vec![], v(2, 5), v(5000, 1), l(3, b"z"), l(5, &[1, 2])] {
+                let body = cat(&[l(1, b"n"), l(3, els[i]), l(3, els[j]), l(3, b"c"), v(4000, 3), l(3, els[i]), tail]);
+                let _ = both(&p, ty, &body);
+                for cut in [1, 2, 5] {
+                    let _ = both(&p, ty, &body[..body.len().saturating_sub(cut)]);
+                }
+            }
+        }
+    }
+    let body = cat(&[l(1, b"n"), l(3, b"a"), l(3, b"b\"c"), l(3, b"d"), l(3, b"e")]);
+    assert_eq!(both(&p, ty, &body).unwrap(), r#"{"name":"n","emails":["a","b\"c","d","e"]}"#);
+}
