@@ -146,6 +146,105 @@ fn put_non_finite(out: &mut Vec<u8>, nan: bool, pos: bool) {
     });
 }
 
+/// An integer the printer writes in decimal: its sign and magnitude.
+pub trait Dec: Copy {
+    /// Whether it is negative, and its absolute value.
+    fn parts(self) -> (bool, u64);
+}
+
+impl Dec for i32 {
+    #[inline(always)]
+    fn parts(self) -> (bool, u64) {
+        (self < 0, u64::from(self.unsigned_abs()))
+    }
+}
+
+impl Dec for u32 {
+    #[inline(always)]
+    fn parts(self) -> (bool, u64) {
+        (false, u64::from(self))
+    }
+}
+
+impl Dec for i64 {
+    #[inline(always)]
+    fn parts(self) -> (bool, u64) {
+        (self < 0, self.unsigned_abs())
+    }
+}
+
+impl Dec for u64 {
+    #[inline(always)]
+    fn parts(self) -> (bool, u64) {
+        (false, self)
+    }
+}
+
+/// The most bytes [`put_dec_at`] writes: a sign and 20 digits.
+pub const DEC_MAX: usize = 21;
+
+/// The digit pairs `00` to `99`.
+const PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Writes the decimal text of `v` at `p` (no call, no intermediate
+/// buffer: the printer's integers go straight into its output); returns
+/// its length.
+///
+/// # Safety
+/// [`DEC_MAX`] bytes writable at `p`.
+#[inline(always)]
+pub unsafe fn put_dec_at(p: *mut u8, v: impl Dec) -> usize {
+    let (neg, mut a) = v.parts();
+    let s = usize::from(neg);
+    // SAFETY: at most DEC_MAX bytes from `p` are written (a sign and the
+    // digits), the digits from the end back; the pair reads are within
+    // PAIRS (indices below 200).
+    unsafe {
+        if neg {
+            *p = b'-';
+        }
+        // Small values (the common ones) without counting digits.
+        if a < 10 {
+            *p.add(s) = b'0' + a as u8;
+            return s + 1;
+        }
+        if a < 100 {
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(a as usize * 2), p.add(s), 2);
+            return s + 2;
+        }
+        if a < 10_000 {
+            let (hi, lo) = ((a / 100) as usize, (a % 100) as usize);
+            let d = s + usize::from(hi >= 10);
+            if hi >= 10 {
+                std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(hi * 2), p.add(s), 2);
+            } else {
+                *p.add(s) = b'0' + hi as u8;
+            }
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(lo * 2), p.add(d + 1), 2);
+            return d + 3;
+        }
+        let n = s + a.ilog10() as usize + 1;
+        let mut end = p.add(n);
+        while a >= 100 {
+            let r = (a % 100) as usize * 2;
+            a /= 100;
+            end = end.sub(2);
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(r), end, 2);
+        }
+        if a >= 10 {
+            std::ptr::copy_nonoverlapping(PAIRS.as_ptr().add(a as usize * 2), end.sub(2), 2);
+        } else {
+            *end.sub(1) = b'0' + a as u8;
+        }
+        n
+    }
+}
+
 /// Append an integer.
 #[inline]
 pub fn put_int(out: &mut Vec<u8>, v: impl itoa::Integer) {
@@ -178,6 +277,36 @@ mod tests {
         assert_eq!(int_literal(b"01"), Err(IntError::Syntax));
         assert_eq!(int_literal(b" 1"), Err(IntError::Syntax));
         assert_eq!(int_literal(b"+1"), Err(IntError::Syntax));
+    }
+
+    #[test]
+    fn decimal_integers() {
+        fn check(v: impl Dec + itoa::Integer) {
+            let mut b = [0u8; DEC_MAX];
+            // SAFETY: DEC_MAX bytes writable.
+            let n = unsafe { put_dec_at(b.as_mut_ptr(), v) };
+            assert_eq!(&b[..n], itoa::Buffer::new().format(v).as_bytes());
+        }
+        let mut x = 1u64;
+        for _ in 0..20 {
+            for d in [x - 1, x, x + 1, x.wrapping_mul(7)] {
+                check(d);
+                check(d as u32);
+                check(d as i32);
+                check(d as i64);
+                check((d as i64).wrapping_neg());
+                check((d as i32).wrapping_neg());
+            }
+            x = x.wrapping_mul(10);
+        }
+        for v in [i64::MIN, i64::MAX] {
+            check(v);
+        }
+        for v in [i32::MIN, i32::MAX] {
+            check(v);
+        }
+        check(u64::MAX);
+        check(u32::MAX);
     }
 
     #[test]

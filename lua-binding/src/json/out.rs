@@ -1,6 +1,7 @@
 //! JSON text out: string escaping and the compact or indented layout.
 
 use super::lexer::plain_run;
+use super::number::{DEC_MAX, Dec, put_dec_at};
 
 /// The output buffer and its layout state.
 pub struct Out<'a> {
@@ -27,30 +28,66 @@ fn special_or_high(w: u64) -> u64 {
     (zero(w ^ splat(b'"')) | zero(w ^ splat(b'\\')) | w.wrapping_sub(splat(0x20)) | w) & splat(0x80)
 }
 
+/// The bytes [`plain_ascii`] passes: printable ASCII but `"` and `\\`.
+static PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x20;
+    while b < 0x80 {
+        t[b] = b != b'"' as usize && b != b'\\' as usize;
+        b += 1;
+    }
+    t
+};
+
 /// Whether `s` is ASCII with nothing to escape: words of eight bytes, the
 /// last one overlapping; a short `s` in one word of overlapping pieces.
 #[inline]
 fn plain_ascii(s: &[u8]) -> bool {
+    plain_ascii_in::<true>(s)
+}
+
+/// [`plain_ascii`], its loop over strings of more than 16 bytes inlined
+/// (`LOOP`: in loops over strings, its constants hoisted out of them) or
+/// called.
+#[inline(always)]
+fn plain_ascii_in<const LOOP: bool>(s: &[u8]) -> bool {
     let n = s.len();
     let word = |i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("eight bytes"));
     let half = |i: usize| u64::from(u32::from_le_bytes(s[i..i + 4].try_into().expect("four bytes")));
-    let w = if n >= 8 {
-        let mut acc = 0;
-        let mut i = 0;
-        while i + 8 < n {
-            acc |= special_or_high(word(i));
-            i += 8;
-        }
-        return acc | special_or_high(word(n - 8)) == 0;
+    let w = if n > 16 {
+        return if LOOP { plain_ascii_loop(s) } else { plain_ascii_long(s) };
+    } else if n >= 8 {
+        return special_or_high(word(0)) | special_or_high(word(n - 8)) == 0;
     } else if n >= 4 {
         half(0) | half(n - 4) << 32
     } else if n > 0 {
-        // Three bytes, the rest a plain letter.
-        splat(b'a') << 24 | u64::from(s[0]) | u64::from(s[n / 2]) << 8 | u64::from(s[n - 1]) << 16
+        // Three bytes (overlapping), by table.
+        return PLAIN[usize::from(s[0])] & PLAIN[usize::from(s[n / 2])] & PLAIN[usize::from(s[n - 1])];
     } else {
         return true;
     };
     special_or_high(w) == 0
+}
+
+/// [`plain_ascii_loop`] kept out of the caller (where its vector
+/// constants would load on every entry).
+#[inline(never)]
+fn plain_ascii_long(s: &[u8]) -> bool {
+    plain_ascii_loop(s)
+}
+
+/// [`plain_ascii`] of an `s` of more than 8 bytes.
+#[inline(always)]
+fn plain_ascii_loop(s: &[u8]) -> bool {
+    let n = s.len();
+    let word = |i: usize| u64::from_le_bytes(s[i..i + 8].try_into().expect("eight bytes"));
+    let mut acc = 0;
+    let mut i = 0;
+    while i + 8 < n {
+        acc |= special_or_high(word(i));
+        i += 8;
+    }
+    acc | special_or_high(word(n - 8)) == 0
 }
 
 /// Copies `s` to `dst`: up to 16 bytes in two overlapping moves (no call).
@@ -77,6 +114,25 @@ unsafe fn copy_to(dst: *mut u8, s: &[u8]) {
             *dst.add(n / 2) = *p.add(n / 2);
             *dst.add(n - 1) = *p.add(n - 1);
         }
+    }
+}
+
+/// The decimal text of `v` at `p`, in quotes when `quote`; its length.
+///
+/// # Safety
+/// [`DEC_MAX`] + 2 bytes writable at `p`.
+#[inline(always)]
+unsafe fn put_quotable_dec(p: *mut u8, v: impl Dec, quote: bool) -> usize {
+    let q = usize::from(quote);
+    // SAFETY: the digits take at most DEC_MAX bytes after the opening
+    // quote, the closing one comes after them (the caller's DEC_MAX + 2).
+    unsafe {
+        let d = put_dec_at(p.add(q), v);
+        if quote {
+            p.write(b'"');
+            p.add(d + 1).write(b'"');
+        }
+        d + 2 * q
     }
 }
 
@@ -286,25 +342,115 @@ impl<'a> Out<'a> {
 
     /// An integer, in decimal; `quote`: as a JSON string.
     #[inline]
-    pub fn int(&mut self, v: impl itoa::Integer, quote: bool) {
-        let mut t = itoa::Buffer::new();
-        let d = t.format(v).as_bytes();
-        let q = usize::from(quote);
-        let n = d.len() + 2 * q;
-        self.buf.reserve(n);
+    pub fn int(&mut self, v: impl Dec, quote: bool) {
+        self.buf.reserve(DEC_MAX + 2);
         let len = self.buf.len();
-        // SAFETY: `n` bytes are reserved past `len`, and all of them are
-        // written (the digits, and the quotes around them when quoting)
-        // before the length moves over them.
+        // SAFETY: DEC_MAX + 2 bytes are reserved past `len`: the digits and
+        // the quotes around them when quoting; the length moves over
+        // exactly the bytes written.
         unsafe {
-            let p = self.buf.as_mut_ptr().add(len);
-            copy_to(p.add(q), d);
-            if quote {
-                p.write(b'"');
-                p.add(n - 1).write(b'"');
-            }
+            let n = put_quotable_dec(self.buf.as_mut_ptr().add(len), v, quote);
             self.buf.set_len(len + n);
         }
+    }
+
+    /// Whether the layout is the compact one.
+    #[inline(always)]
+    pub fn compact(&self) -> bool {
+        self.indent.is_none()
+    }
+
+    /// An array element that is an integer (as [`Out::int`]), its comma
+    /// before it unless `first`, in one reserve. Compact layout only.
+    #[inline(always)]
+    pub fn element_int(&mut self, first: &mut bool, v: impl Dec, quote: bool) {
+        debug_assert!(self.indent.is_none());
+        self.buf.reserve(DEC_MAX + 3);
+        let len = self.buf.len();
+        let c = usize::from(!*first);
+        *first = false;
+        // SAFETY: DEC_MAX + 3 bytes are reserved past `len`: the comma (`c`
+        // bytes), the digits and their quotes; the length moves over
+        // exactly the bytes written.
+        unsafe {
+            let p = self.buf.as_mut_ptr().add(len);
+            p.write(b',');
+            let d = put_quotable_dec(p.add(c), v, quote);
+            self.buf.set_len(len + c + d);
+        }
+    }
+
+    /// An array element that is the string `s` (its comma before it
+    /// unless `first`), in one reserve, if `s` is ASCII with nothing to
+    /// escape (true); else nothing. Compact layout only.
+    #[inline(always)]
+    pub fn element_plain_string(&mut self, first: &mut bool, s: &[u8]) -> bool {
+        debug_assert!(self.indent.is_none());
+        if !plain_ascii(s) {
+            return false;
+        }
+        let c = usize::from(!*first);
+        *first = false;
+        let total = c + s.len() + 2;
+        self.buf.reserve(total);
+        let len = self.buf.len();
+        // SAFETY: `total` bytes are reserved past `len`, all written (the
+        // comma when `c`, the quotes, the string) before the length moves
+        // over them.
+        unsafe {
+            let p = self.buf.as_mut_ptr().add(len);
+            p.write(b',');
+            p.add(c).write(b'"');
+            copy_to(p.add(c + 1), s);
+            p.add(total - 1).write(b'"');
+            self.buf.set_len(len + total);
+        }
+        true
+    }
+
+    /// A member whose value is an integer, in one reserve: the first `n`
+    /// bytes of `k` are its separator (if any) and key, as
+    /// [`Out::member_key`] writes them. Compact layout only.
+    #[inline(always)]
+    pub fn member_int(&mut self, k: &[u8; KEY_PAD], n: usize, v: impl Dec, quote: bool) {
+        debug_assert!(self.indent.is_none() && n <= KEY_PAD);
+        self.buf.reserve(KEY_PAD + DEC_MAX + 2);
+        let len = self.buf.len();
+        // SAFETY: KEY_PAD + DEC_MAX + 2 bytes are reserved past `len`; the
+        // length moves over the key's `n` (<= KEY_PAD) bytes and the
+        // value's, all written.
+        unsafe {
+            let p = self.buf.as_mut_ptr().add(len);
+            std::ptr::copy_nonoverlapping(k.as_ptr(), p, KEY_PAD);
+            let d = put_quotable_dec(p.add(n), v, quote);
+            self.buf.set_len(len + n + d);
+        }
+    }
+
+    /// A member (as [`Out::member_int`]) whose value is the string `s`,
+    /// if it is ASCII with nothing to escape (true); else nothing.
+    /// Compact layout only.
+    #[inline(always)]
+    pub fn member_plain_string(&mut self, k: &[u8; KEY_PAD], n: usize, s: &[u8]) -> bool {
+        debug_assert!(self.indent.is_none() && n <= KEY_PAD);
+        if !plain_ascii_in::<false>(s) {
+            return false;
+        }
+        let total = n + s.len() + 2;
+        self.buf.reserve(KEY_PAD.max(total));
+        let len = self.buf.len();
+        // SAFETY: at least KEY_PAD and `total` bytes are reserved past
+        // `len`; the length moves over the key's `n` bytes and the quoted
+        // string's, all written.
+        unsafe {
+            let p = self.buf.as_mut_ptr().add(len);
+            std::ptr::copy_nonoverlapping(k.as_ptr(), p, KEY_PAD);
+            p.add(n).write(b'"');
+            copy_to(p.add(n + 1), s);
+            p.add(total - 1).write(b'"');
+            self.buf.set_len(len + total);
+        }
+        true
     }
 
     /// Raw text (numbers, literals).

@@ -17,7 +17,7 @@ use pbwire::{Reader, WireType};
 
 use super::JsonOptions;
 use super::error::{At, JsonError};
-use super::number::{put_f32, put_f64, put_int};
+use super::number::{Dec, put_f32, put_f64, put_int};
 use super::out::Out;
 use super::wkt::{self, Wkt};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
@@ -86,6 +86,9 @@ pub struct Printer<'a> {
     s: &'a mut PrintScratch,
     /// Never take the fast path (the tests compare the two paths).
     slow_only: bool,
+    /// The compact layout without `emit_defaults`: the fast path's lean
+    /// form ([`Printer::members_lean`]).
+    lean: bool,
 }
 
 fn wire_err(e: pbwire::Error) -> JsonError {
@@ -107,7 +110,8 @@ impl<'a> Printer<'a> {
     pub fn new(plans: &'a Plans, opts: &'a JsonOptions, out: &'a mut Vec<u8>, s: &'a mut PrintScratch) -> Self {
         s.oneofs.clear();
         s.metas.sync(plans);
-        Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0, s, slow_only: false }
+        let lean = opts.indent.is_none() && !opts.emit_defaults;
+        Printer { plans, opts, o: Out::new(out, opts.indent), depth: 0, s, slow_only: false, lean }
     }
 
     /// Print message `msg` from its encoding `bytes`.
@@ -233,14 +237,22 @@ impl<'a> Printer<'a> {
     /// [`meta::Meta`].
     #[inline]
     fn members(&mut self, m: &MessagePlan, meta: meta::Meta, bytes: &[u8], first: &mut bool) -> R {
-        if meta.fast && !self.slow_only && self.members_fast(m, meta.keys, bytes, first)? {
-            return Ok(());
+        if meta.fast && !self.slow_only {
+            let done = if self.lean {
+                self.members_lean(m, (meta.keys, meta.lean), bytes, first)?
+            } else {
+                self.members_fast(m, meta.keys, bytes, first)?
+            };
+            if done {
+                return Ok(());
+            }
         }
         self.members_sorted(m, meta.keys, bytes, first)
     }
 
     /// [`Printer::members`] by the occurrences sorted into field order,
     /// with the merge rules; `keys` is `m`'s [`meta::Meta::keys`].
+    #[inline(never)]
     fn members_sorted(&mut self, m: &MessagePlan, keys: u32, bytes: &[u8], first: &mut bool) -> R {
         let mut occ = self.scan(m, bytes)?;
         // Per oneof: the member set last and where its run began (on the
@@ -375,6 +387,18 @@ impl<'a> Printer<'a> {
     #[inline]
     fn elements(&mut self, f: &FieldPlan, wt: WireType, val: u64, data: &[u8], first: &mut bool, n: &mut usize) -> R {
         if wt == WireType::Len && f.kind.is_packable() {
+            if self.o.compact() {
+                // The integer kinds in loops of their own.
+                match f.kind {
+                    Kind::Int32 => return self.packed_ints(data, first, n, |x| x as i32, false),
+                    Kind::UInt32 => return self.packed_ints(data, first, n, |x| x as u32, false),
+                    Kind::SInt32 => return self.packed_ints(data, first, n, |x| decode_zigzag32(x as u32), false),
+                    Kind::Int64 => return self.packed_ints(data, first, n, |x| x as i64, true),
+                    Kind::UInt64 => return self.packed_ints(data, first, n, |x| x, true),
+                    Kind::SInt64 => return self.packed_ints(data, first, n, decode_zigzag64, true),
+                    _ => {}
+                }
+            }
             let mut r = Reader::new(data);
             while !r.is_empty() {
                 let val = match f.kind.wire_type() {
@@ -398,6 +422,32 @@ impl<'a> Printer<'a> {
                 self.scalar(f.kind, f.sub, val, data)
             };
             r.map_err(|e| e.in_index(*n))?;
+            *n += 1;
+        }
+        Ok(())
+    }
+
+    /// [`Printer::elements`] of a packed run of varint integers, each
+    /// printed as `conv` makes it (in quotes when `quote`), in the compact
+    /// layout.
+    #[inline(always)]
+    fn packed_ints<D: Dec>(
+        &mut self,
+        data: &[u8],
+        first: &mut bool,
+        n: &mut usize,
+        conv: impl Fn(u64) -> D,
+        quote: bool,
+    ) -> R {
+        let mut r = Reader::new(data);
+        while let Some(&b) = r.rest().first() {
+            let x = if b < 0x80 {
+                let _ = r.advance(1);
+                u64::from(b)
+            } else {
+                r.read_varint().map_err(wire_err)?
+            };
+            self.o.element_int(first, conv(x), quote);
             *n += 1;
         }
         Ok(())
@@ -564,6 +614,7 @@ impl<'a> Printer<'a> {
     }
 
     /// The special forms of the well-known types.
+    #[inline(never)]
     fn wkt(&mut self, w: Wkt, m: &MessagePlan, bytes: &[u8]) -> R {
         let occ = self.scan(m, bytes)?;
         let r = self.wkt_form(w, m, &occ);

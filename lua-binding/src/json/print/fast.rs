@@ -18,8 +18,10 @@
 
 use pbwire::{Reader, WireType};
 
+use super::meta::{LeanField, LeanTable};
 use super::{Occ, Printer, wire_err};
 use crate::json::JsonError;
+use crate::json::out::{KEY_PAD, Out};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, PLAIN_REQUIRED};
 
 /// Where the canonical order stands.
@@ -101,10 +103,113 @@ fn plain_value<'b>(r: &mut Reader<'b>, wt: u8) -> Result<(u64, &'b [u8]), JsonEr
     })
 }
 
+/// Where [`lean_run`] stopped.
+enum Lean {
+    /// At the end of the body.
+    Done,
+    /// At a field out of order.
+    Break,
+    /// At a field it does not print (the reader before its tag).
+    Other,
+}
+
+/// The plain fields at the start of `rest` of the commonest kinds (32- and
+/// 64-bit `int`s, ASCII strings with nothing to escape: `table`'s fields),
+/// each member written in one reserve, until the body ends or another field
+/// (or value: a long varint or length, a string to escape or check) comes;
+/// `rest` then starts at its tag. `next` and `first` as
+/// [`Printer::members_fast`] keeps them. `text`: the key texts; `names`: 0
+/// for `json_name`s, 1 for proto names. No `Printer` borrowed: its state
+/// stays in registers.
+#[inline(always)]
+fn lean_run(
+    o: &mut Out<'_>,
+    (text, table, names): (&[u8], &LeanTable, usize),
+    rest: &mut &[u8],
+    next: &mut usize,
+    first: &mut bool,
+) -> Lean {
+    let mut fst = *first;
+    let stop = loop {
+        let Some(&tag) = rest.first() else { break Lean::Done };
+        let e = &table[usize::from(tag >> 3) & 15];
+        if e.tag != tag {
+            break Lean::Other;
+        }
+        let fi = usize::from(e.fi);
+        if fi < *next {
+            break Lean::Break;
+        }
+        // The value, from its byte after the tag: a one-byte varint (the
+        // same text for every int kind but for the 64-bit kinds' quotes),
+        // or a string of a one-byte length.
+        let Some(&b) = rest.get(1).filter(|&&b| b < 0x80) else { break Lean::Other };
+        let used = if e.string {
+            let Some(data) = rest.get(2..2 + usize::from(b)) else { break Lean::Other };
+            if !(e.implicit && data.is_empty()) {
+                let Some((k, n)) = lean_key(text, e, names, fst) else { break Lean::Other };
+                if !o.member_plain_string(k, n, data) {
+                    // Printed by the walk, from its tag.
+                    break Lean::Other;
+                }
+                fst = false;
+            }
+            2 + data.len()
+        } else {
+            if !(e.implicit && b == 0) {
+                let Some((k, n)) = lean_key(text, e, names, fst) else { break Lean::Other };
+                o.member_int(k, n, u32::from(b), e.quote);
+                fst = false;
+            }
+            2
+        };
+        *next = fi + 1;
+        *rest = &rest[used..];
+    };
+    *first = fst;
+    stop
+}
+
+/// The key text of `e` ([`lean_run`]'s `text` and `names`) from its comma,
+/// or after it for the `first` member: [`KEY_PAD`] bytes, and the length
+/// of the key in them.
+#[inline(always)]
+fn lean_key<'t>(text: &'t [u8], e: &LeanField, names: usize, first: bool) -> Option<(&'t [u8; KEY_PAD], usize)> {
+    let a = e.key[names] as usize + usize::from(first);
+    let n = usize::from(e.key_len[names]) - usize::from(first);
+    // (Always there: the texts end in KEY_PAD bytes of padding.)
+    Some((text.get(a..a + KEY_PAD)?.try_into().ok()?, n))
+}
+
+/// No one-byte tag (see `run_tag` in [`Printer::walk`]).
+const NO_RUN_TAG: u16 = 0x100;
+
+/// The elements of `run` (a repeated string with a one-byte tag) at the
+/// start of `rest` printed while they are ASCII with nothing to escape and
+/// of a one-byte length; how many bytes they took. Compact layout only.
+#[inline(never)]
+fn plain_string_run(o: &mut Out<'_>, rest: &[u8], run: &mut Run<'_>) -> usize {
+    let mut at = 0;
+    while let [tag, n, more @ ..] = &rest[at..]
+        && u16::from(*tag) == run.tag
+        && *n < 0x80
+        && let Some(data) = more.get(..usize::from(*n))
+        && o.element_plain_string(&mut run.first, data)
+    {
+        run.n += 1;
+        at += 2 + data.len();
+    }
+    at
+}
+
 /// The open run of a repeated or map field.
 struct Run<'b> {
     /// Its field index, or `usize::MAX` when none is open.
     fi: usize,
+    /// When it is a repeated string field numbered below 16 printed in the
+    /// compact layout: its one-byte tag (with the LEN wire type), else
+    /// [`NO_RUN_TAG`].
+    tag: u16,
     /// No element printed yet.
     first: bool,
     /// Elements printed so far.
@@ -175,6 +280,41 @@ impl<'a> Printer<'a> {
         Ok(done)
     }
 
+    /// [`Printer::members_fast`] in the compact layout without
+    /// `emit_defaults` (the common options): [`lean_run`] prints what it
+    /// can, [`Printer::walk`] the rest.
+    pub(super) fn members_lean(
+        &mut self,
+        m: &MessagePlan,
+        (keys, lean): (u32, u32),
+        bytes: &[u8],
+        first: &mut bool,
+    ) -> Result<bool, JsonError> {
+        let (mark, first0) = (self.o.mark(), *first);
+        let (mut rest, mut next) = (bytes, 0);
+        let metas = &self.s.metas;
+        let lane = (&metas.text[..], &metas.leans[lean as usize], usize::from(!self.opts.json_names));
+        let done = match lean_run(&mut self.o, lane, &mut rest, &mut next, first) {
+            Lean::Done => true,
+            Lean::Break => false,
+            Lean::Other => {
+                let r = Reader::with_offset(rest, bytes.len() - rest.len());
+                self.walk(m, keys, bytes, r, next, first)?
+            }
+        };
+        #[cfg(test)]
+        if done {
+            self.s.fast.0 += 1;
+        } else {
+            self.s.fast.1 += 1;
+        }
+        if !done {
+            self.o.reset(mark);
+            *first = first0;
+        }
+        Ok(done)
+    }
+
     /// The rest of [`Printer::members_fast`] from `r`, any field: Ok(false)
     /// when the body is not in canonical order (its text then dropped by
     /// the caller).
@@ -191,7 +331,14 @@ impl<'a> Printer<'a> {
         let mut w = Walk {
             ord: Order { next, run: false, oneofs: 0 },
             checked: false,
-            run: Run { fi: usize::MAX, first: true, n: 0, entries: Vec::new(), before: ((0, 0), true) },
+            run: Run {
+                fi: usize::MAX,
+                tag: NO_RUN_TAG,
+                first: true,
+                n: 0,
+                entries: Vec::new(),
+                before: ((0, 0), true),
+            },
         };
         let fallback = loop {
             let Some(&tag) = r.rest().first() else { break false };
@@ -212,10 +359,17 @@ impl<'a> Printer<'a> {
                 self.single(f, keys, fi, val, data, first).map_err(|e| e.in_field(self.name(f)))
             } else {
                 let Some(occ) = self.next_field(m, &mut r, bytes)? else { continue };
-                match self.general(m, keys, occ, (&r, bytes), &mut w, first)? {
+                let res = match self.general(m, keys, occ, (&r, bytes), &mut w, first)? {
                     Some(res) => res,
                     None => break true,
+                };
+                if w.run.tag != NO_RUN_TAG && r.rest().first().is_some_and(|&t| u16::from(t) == w.run.tag) {
+                    // The run's next elements, when plain strings, printed
+                    // here (`Step::Same`, as the full walk finds them).
+                    let used = plain_string_run(&mut self.o, r.rest(), &mut w.run);
+                    let _ = r.advance(used);
                 }
+                res
             };
             if let Err(e) = res {
                 // Before the check only this body's scalars were printed:
@@ -315,6 +469,11 @@ impl<'a> Printer<'a> {
                 self.key(keys, fi, first);
                 self.o.open(b'[');
                 (run.fi, run.first, run.n) = (fi, true, 0);
+                run.tag = if f.kind == Kind::String && f.number < 16 && self.o.compact() {
+                    (f.number << 3 | 2) as u16
+                } else {
+                    NO_RUN_TAG
+                };
                 self.element(f, run, wt, val, data)
             }
             Card::Map => {
@@ -350,6 +509,7 @@ impl<'a> Printer<'a> {
     fn end_run(&mut self, m: &MessagePlan, keys: u32, run: &mut Run<'_>, first: &mut bool) -> Result<(), JsonError> {
         let Some(f) = m.fields.get(run.fi) else { return Ok(()) };
         let fi = std::mem::replace(&mut run.fi, usize::MAX);
+        run.tag = NO_RUN_TAG;
         if f.card == Card::Map {
             let r = self.map(f, &run.entries, Some((keys, fi, first)));
             run.entries.clear();

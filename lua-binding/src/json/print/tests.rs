@@ -331,3 +331,86 @@ fn repeated_fields_without_elements() {
         assert!(print(&p, P3, &l(75, b""), &o, slow).unwrap().contains(r#""packedSint32":[]"#));
     }
 }
+
+/// The lean lane (compact, no `emit_defaults`) at its edges: one-byte and
+/// longer varints and lengths, signs, strings it leaves to the walk
+/// (escapes, non-ASCII, invalid UTF-8), truncated values, order breaks.
+#[test]
+fn lean_lane_edges() {
+    let p = plans();
+    let long = "x".repeat(200);
+    let strings: [&[u8]; 9] =
+        [b"", b"a", b"abc", b"abcd", b"a\"b", b"tab\there", "caf\u{e9}".as_bytes(), b"\xff\xfe", long.as_bytes()];
+    let ints = [0u64, 1, 9, 10, 99, 100, 127, 128, 300, 1 << 31, u64::from(u32::MAX), u64::MAX, (-5i64) as u64];
+    for &s in &strings {
+        for &x in &ints {
+            for body in [
+                cat(&[v(1, x), v(2, x), v(3, x), l(14, s)]),
+                cat(&[l(14, s), v(1, x)]),
+                cat(&[v(3, x), v(1, x), l(14, s), v(2, x)]),
+                cat(&[v(1, x), l(14, s), l(18, &v(1, x))]),
+                cat(&[v(1, x), v(1, x), l(14, s)]),
+            ] {
+                for ty in [P3, P2] {
+                    let _ = both(&p, ty, &body);
+                    for cut in [1, 2, 3] {
+                        let _ = both(&p, ty, &body[..body.len().saturating_sub(cut)]);
+                    }
+                }
+            }
+        }
+    }
+    let body = cat(&[v(1, (-5i64) as u64), v(2, 1 << 40), v(3, 7), l(14, b"a\"b")]);
+    assert_eq!(
+        both(&p, P3, &body).unwrap(),
+        r#"{"optionalInt32":-5,"optionalInt64":"1099511627776","optionalUint32":7,"optionalString":"a\"b"}"#
+    );
+    // Packed integer runs of each varint kind, truncated too.
+    let mut run = Vec::new();
+    for &x in &ints {
+        varint(x, &mut run);
+    }
+    for n in 31..=36 {
+        let body = cat(&[l(n, &run), v(n, 5), l(n, &run[..run.len() - 1])]);
+        for ty in [P3, P2] {
+            let _ = both(&p, ty, &body);
+            let _ = both(&p, ty, &body[..body.len() - 1]);
+        }
+    }
+    assert_eq!(
+        both(&p, P3, &cat(&[l(31, &[1, 0x7f, 0x80, 1]), l(35, &[3, 4]), l(36, &[3])])).unwrap(),
+        r#"{"repeatedInt32":[1,127,128],"repeatedSint32":[-2,2],"repeatedSint64":["-2"]}"#
+    );
+    // Explicit presence: zeros printed.
+    assert_eq!(both(&p, P2, &cat(&[v(1, 0), l(14, b"")])).unwrap(), r#"{"optionalInt32":0,"optionalString":""}"#);
+    let o = JsonOptions { json_names: false, ..JsonOptions::default() };
+    assert_eq!(
+        print(&p, P3, &cat(&[v(1, 12), l(14, b"hi")]), &o, false).unwrap(),
+        r#"{"optional_int32":12,"optional_string":"hi"}"#
+    );
+}
+
+/// Runs of a repeated string numbered below 16 (`hello.Person.emails`),
+/// whose plain elements the walk prints in a loop of its own: elements to
+/// escape or check between them, other and unknown fields, truncations.
+#[test]
+fn repeated_string_runs() {
+    let fds = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/descriptors/hello.fds")).unwrap();
+    let p = compile_descriptor_set(&fds).unwrap();
+    let ty = "hello.Person";
+    let long = "y".repeat(130);
+    let els: [&[u8]; 7] = [b"a@b", b"", b"q\"x", "\u{e9}".as_bytes(), b"\xff", long.as_bytes(), b"plain.address@x.org"];
+    for i in 0..els.len() {
+        for j in 0..els.len() {
+            for tail in [vec![], v(2, 5), v(5000, 1), l(3, b"z"), l(5, &[1, 2])] {
+                let body = cat(&[l(1, b"n"), l(3, els[i]), l(3, els[j]), l(3, b"c"), v(4000, 3), l(3, els[i]), tail]);
+                let _ = both(&p, ty, &body);
+                for cut in [1, 2, 5] {
+                    let _ = both(&p, ty, &body[..body.len().saturating_sub(cut)]);
+                }
+            }
+        }
+    }
+    let body = cat(&[l(1, b"n"), l(3, b"a"), l(3, b"b\"c"), l(3, b"d"), l(3, b"e")]);
+    assert_eq!(both(&p, ty, &body).unwrap(), r#"{"name":"n","emails":["a","b\"c","d","e"]}"#);
+}
