@@ -326,6 +326,14 @@ impl<'a> Lexer<'a> {
     /// length. `None` (nothing consumed) for any other key.
     #[inline(always)]
     pub fn short_key(&mut self) -> Option<(u64, usize)> {
+        self.short_string()
+    }
+
+    /// A string right here (compact text) of under eight ASCII bytes
+    /// without escapes: consumed; its bytes as a word (zero above them)
+    /// and its length. `None` (nothing consumed) for any other string.
+    #[inline(always)]
+    pub fn short_string(&mut self) -> Option<(u64, usize)> {
         let (open, w, special) = self.first_word()?;
         let (s, w0) = self.short_end(open, w, special)?;
         Some((w0, s.end - s.start))

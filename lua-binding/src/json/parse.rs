@@ -7,6 +7,7 @@
 
 mod ints;
 mod marks;
+mod put;
 pub mod tables;
 
 use pbwire::Writer;
@@ -21,6 +22,7 @@ use super::wkt::{self, Wkt};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
 use ints::{RunEnd, int_range, int_run, plain_int, put_int};
 use marks::{Big, Marks, Small};
+use put::{put_tagged_short, put_tagged_varint};
 use tables::{MsgInfo, ParseTables};
 
 type R<T = ()> = Result<T, JsonError>;
@@ -225,6 +227,12 @@ impl<'a, 'w> Parser<'a, 'w> {
     /// A singular string field (an empty one left out when implicit).
     #[inline(always)]
     fn string_field(&mut self, f: &FieldPlan) -> R {
+        if let Some((text, n)) = self.lx.short_string() {
+            if !(f.implicit && n == 0) {
+                put_tagged_short(self.w, &f.tag, text, n);
+            }
+            return Ok(());
+        }
         let s = self.lx.string_inline()?;
         let text = self.lx.text(&s);
         if !(f.implicit && text.is_empty()) {
@@ -239,12 +247,14 @@ impl<'a, 'w> Parser<'a, 'w> {
         let (lo, hi) = int_range(f.kind);
         let v = self.int(lo, hi)?;
         if !(f.implicit && v == 0) {
-            self.w.put_encoded_tag(&f.tag);
             match f.kind {
                 // A plain varint: the value's two's complement in 64 bits
                 // (`int32` sign-extended, as `put_int` writes it).
-                Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 => self.w.put_varint(v as u64),
-                kind => put_int(self.w, kind, v),
+                Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 => put_tagged_varint(self.w, &f.tag, v as u64),
+                kind => {
+                    self.w.put_encoded_tag(&f.tag);
+                    put_int(self.w, kind, v);
+                }
             }
         }
         Ok(())
