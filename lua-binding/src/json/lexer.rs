@@ -382,7 +382,7 @@ impl<'a> Lexer<'a> {
         }
         let w = match self.src.get(open + 1..open + 9) {
             Some(word) => u64::from_le_bytes(word.try_into().expect("eight bytes")),
-            None => tail_word(&self.src[open + 1..]),
+            None => tail_word(self.src, open + 1),
         };
         Some((open, w, special_bytes(w)))
     }
@@ -578,9 +578,21 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// The fewer than eight bytes of `s` as a little-endian word.
+/// The fewer than eight bytes of `src` from `from` to its end as a
+/// little-endian word (zero above them). Mostly the input has eight bytes
+/// or more: its last word, shifted down, is one load.
+#[inline(always)]
+fn tail_word(src: &[u8], from: usize) -> u64 {
+    let n = src.len() - from;
+    match src.len().checked_sub(8) {
+        Some(at) if n > 0 => u64::from_le_bytes(src[at..].try_into().expect("eight bytes")) >> (8 * (8 - n)),
+        _ => tail_word_short(&src[from..]),
+    }
+}
+
+/// [`tail_word`] of an input under eight bytes, or of nothing.
 #[inline(never)]
-fn tail_word(s: &[u8]) -> u64 {
+fn tail_word_short(s: &[u8]) -> u64 {
     s.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b))
 }
 
