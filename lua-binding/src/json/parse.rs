@@ -545,7 +545,9 @@ impl<'a, 'w> Parser<'a, 'w> {
         }
     }
 
-    /// The well-known types' special forms.
+    /// The well-known types' special forms (out of line: `message`, on
+    /// every message object's path, keeps a small frame).
+    #[inline(never)]
     fn wkt(&mut self, w: Wkt, m: &MessagePlan) -> R {
         match w {
             Wkt::Wrapper => self.implicit(&m.fields[0]),
