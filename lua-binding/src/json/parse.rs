@@ -20,7 +20,7 @@ use super::number::{IntError, float_literal, int_literal};
 use super::print::any_type;
 use super::wkt::{self, Wkt};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
-use ints::{RunEnd, int_range, int_run, plain_int, put_int};
+use ints::{RunEnd, int_fits, int_range, int_run, plain_int, put_int};
 use marks::{Big, Marks, Small};
 use put::{put_tagged_short, put_tagged_varint};
 use tables::{MsgInfo, ParseTables};
@@ -244,8 +244,18 @@ impl<'a, 'w> Parser<'a, 'w> {
     /// A singular integer field (0 left out when implicit).
     #[inline(always)]
     fn int_field(&mut self, f: &FieldPlan) -> R {
-        let (lo, hi) = int_range(f.kind);
-        let v = self.int(lo, hi)?;
+        // The common case: a plain literal right here, its range checked
+        // in 64 bits (it has at most 18 digits).
+        let v = match plain_int(&self.lx.src[self.lx.pos..]) {
+            Some((v, n)) if int_fits(f.kind, v) => {
+                self.lx.pos += n;
+                i128::from(v)
+            }
+            _ => {
+                let (lo, hi) = int_range(f.kind);
+                self.int_spaced(lo, hi)?
+            }
+        };
         if !(f.implicit && v == 0) {
             match f.kind {
                 // A plain varint: the value's two's complement in 64 bits

@@ -49,6 +49,18 @@ pub fn put_int(w: &mut Writer, kind: Kind, v: i128) {
     }
 }
 
+/// Whether `v` (a plain literal's value) is in the range of `kind`:
+/// [`int_range`] in 64 bits.
+#[inline(always)]
+pub fn int_fits(kind: Kind, v: i64) -> bool {
+    match kind {
+        Kind::Int32 | Kind::SInt32 | Kind::SFixed32 => i64::from(v as i32) == v,
+        Kind::UInt32 | Kind::Fixed32 => i64::from(v as u32) == v,
+        Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => true,
+        _ => v >= 0,
+    }
+}
+
 /// The range of an integer kind.
 pub fn int_range(kind: Kind) -> (i128, i128) {
     match kind {
