@@ -30,8 +30,11 @@ pub fn plain_int(s: &[u8]) -> Option<(i64, usize)> {
     if n == 0 || n > 18 || (n > 1 && s[start] == b'0') {
         return None;
     }
-    if s.get(i).is_some_and(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-')) {
-        return None;
+    match s.get(i) {
+        // Compact text's usual followers first.
+        None | Some(b',' | b'}') => {}
+        Some(&b) if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-') => return None,
+        Some(_) => {}
     }
     let v = v as i64;
     Some((if neg { -v } else { v }, i))
