@@ -116,15 +116,11 @@ impl<'a, 'w> Parser<'a, 'w> {
             let mut at = self.lx.pos;
             let fi = match self.tables.expect(info, next) {
                 Some(e) if !any && self.lx.expected_key(e) => Some(next),
-                _ => match self.lx.short_key() {
-                    Some((w0, len)) if !any => self.tables.find_short(info, m, w0, len),
-                    _ => {
-                        self.lx.pos = at;
-                        let (fi, quote) = self.key(m, info, any)?;
-                        at = quote;
-                        fi
-                    }
-                },
+                _ => {
+                    let (fi, quote) = self.other_key(m, info, any)?;
+                    at = quote;
+                    fi
+                }
             };
             let Some(fi) = fi else {
                 self.unknown_member(m, at, any)?;
@@ -154,6 +150,21 @@ impl<'a, 'w> Parser<'a, 'w> {
         }
         marks.end(self.marks);
         Ok(())
+    }
+
+    /// A member's key other than the expected one: a short key found in
+    /// place, else [`Parser::key`]. Out of line: the member loop keeps
+    /// the key table's values out of its registers and frame.
+    #[inline(never)]
+    fn other_key(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R<(Option<usize>, usize)> {
+        let at = self.lx.pos;
+        match self.lx.short_key() {
+            Some((w0, len)) if !any => Ok((self.tables.find_short(info, m, w0, len), at)),
+            _ => {
+                self.lx.pos = at;
+                self.key(m, info, any)
+            }
+        }
     }
 
     /// A member's key in general (whitespace, escapes, long keys): its
