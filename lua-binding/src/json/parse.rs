@@ -113,21 +113,27 @@ impl<'a, 'w> Parser<'a, 'w> {
             first = false;
             // The key's field: in compact text the expected one compared in
             // place, or a short key found in place; `at`, its opening quote.
+            // Then the colon: in the expected key's words when it fits.
             let mut at = self.lx.pos;
             let fi = match self.tables.expect(info, next) {
-                Some(e) if !any && self.lx.expected_key(e) => Some(next),
+                Some(e) if !any && self.lx.expected_key(e) => {
+                    if !e.colon {
+                        self.lx.expect(b':')?;
+                    }
+                    next
+                }
                 _ => {
                     let (fi, quote) = self.other_key(m, info, any)?;
                     at = quote;
+                    let Some(fi) = fi else {
+                        self.unknown_member(m, at, any)?;
+                        continue;
+                    };
+                    self.lx.expect(b':')?;
                     fi
                 }
             };
-            let Some(fi) = fi else {
-                self.unknown_member(m, at, any)?;
-                continue;
-            };
             next = fi + 1;
-            self.lx.expect(b':')?;
             let f = &m.fields[fi];
             if marks.given(self.marks, fi) {
                 return Err(self.lx.err_at(at, format!("field {} given twice", f.name)));
