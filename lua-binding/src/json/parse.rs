@@ -90,20 +90,22 @@ impl<'a, 'w> Parser<'a, 'w> {
         let info = self.tables.info(plans, mi);
         let r = match info.wkt {
             Some(w) => self.wkt(w, m),
-            None => self.object(m, &info, false),
+            None => self.object::<false>(m, &info),
         };
         self.depth -= 1;
         r
     }
 
-    /// A JSON object as the fields of `m` (`any`: skip the `@type` key).
+    /// A JSON object as the fields of `m` (`ANY`: skip the `@type` key;
+    /// a constant, so that a plain message's loop has no checks of it).
     #[inline]
-    fn object(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R {
-        if info.small { self.members::<Small>(m, info, any) } else { self.members::<Big>(m, info, any) }
+    fn object<const ANY: bool>(&mut self, m: &MessagePlan, info: &MsgInfo) -> R {
+        if info.small { self.members::<Small, ANY>(m, info) } else { self.members::<Big, ANY>(m, info) }
     }
 
     /// [`Parser::object`] with the sets kept as `M`.
-    fn members<M: Marks>(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R {
+    fn members<M: Marks, const ANY: bool>(&mut self, m: &MessagePlan, info: &MsgInfo) -> R {
+        let any = ANY;
         self.lx.expect(b'{')?;
         let mut marks = M::begin(m, self.marks);
         let mut first = true;
@@ -717,7 +719,7 @@ impl<'a, 'w> Parser<'a, 'w> {
                 return Err(self.lx.err("nesting too deep"));
             }
             self.depth += 1;
-            self.object(sub, &info, true)?;
+            self.object::<true>(sub, &info)?;
             self.depth -= 1;
         }
         debug_assert_eq!(self.lx.pos, end);
