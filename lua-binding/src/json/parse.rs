@@ -108,50 +108,54 @@ impl<'a, 'w> Parser<'a, 'w> {
         let any = ANY;
         self.lx.expect(b'{')?;
         let mut marks = M::begin(m, self.marks);
-        let mut first = true;
         // The field expected next: the one after the previous key's.
         let mut next = 0;
-        while self.lx.more_members(first)? {
-            first = false;
-            // The key's field: in compact text the expected one compared in
-            // place, or a short key found in place; `at`, its opening quote.
-            // Then the colon: in the expected key's words when it fits.
-            let mut at = self.lx.pos;
-            let fi = match self.tables.expect(info, next) {
-                Some(e) if !any && self.lx.expected_key(e) => {
-                    if !e.colon {
-                        self.lx.expect(b':')?;
+        // The check before the first member apart from the one after each:
+        // each has its `first` constant.
+        let mut more = self.lx.more_members(true)?;
+        while more {
+            'member: {
+                // The key's field: in compact text the expected one compared in
+                // place, or a short key found in place; `at`, its opening quote.
+                // Then the colon: in the expected key's words when it fits.
+                let mut at = self.lx.pos;
+                let fi = match self.tables.expect(info, next) {
+                    Some(e) if !any && self.lx.expected_key(e) => {
+                        if !e.colon {
+                            self.lx.expect(b':')?;
+                        }
+                        next
                     }
-                    next
+                    _ => {
+                        let (fi, quote) = self.other_key(m, info, any)?;
+                        at = quote;
+                        let Some(fi) = fi else {
+                            self.unknown_member(m, at, any)?;
+                            break 'member;
+                        };
+                        self.lx.expect(b':')?;
+                        fi
+                    }
+                };
+                next = fi + 1;
+                let f = &m.fields[fi];
+                if marks.given(self.marks, fi) {
+                    return Err(self.lx.err_at(at, format!("field {} given twice", f.name)));
                 }
-                _ => {
-                    let (fi, quote) = self.other_key(m, info, any)?;
-                    at = quote;
-                    let Some(fi) = fi else {
-                        self.unknown_member(m, at, any)?;
-                        continue;
-                    };
-                    self.lx.expect(b':')?;
-                    fi
+                if self.lx.at_null() && !self.null_is_value(f) {
+                    // Absent: not given for the required check.
+                    self.lx.expect_null()?;
+                    marks.set_null(self.marks, fi);
+                    break 'member;
                 }
-            };
-            next = fi + 1;
-            let f = &m.fields[fi];
-            if marks.given(self.marks, fi) {
-                return Err(self.lx.err_at(at, format!("field {} given twice", f.name)));
+                marks.set(self.marks, fi);
+                if f.oneof != NO_ONEOF && marks.set_oneof(self.marks, usize::from(f.oneof)) {
+                    let name = &m.oneofs[usize::from(f.oneof)].name;
+                    return Err(self.lx.err_at(at, format!("a second member of oneof {name}")));
+                }
+                self.field(f).map_err(|e| e.in_field(&f.json_name))?;
             }
-            if self.lx.at_null() && !self.null_is_value(f) {
-                // Absent: not given for the required check.
-                self.lx.expect_null()?;
-                marks.set_null(self.marks, fi);
-                continue;
-            }
-            marks.set(self.marks, fi);
-            if f.oneof != NO_ONEOF && marks.set_oneof(self.marks, usize::from(f.oneof)) {
-                let name = &m.oneofs[usize::from(f.oneof)].name;
-                return Err(self.lx.err_at(at, format!("a second member of oneof {name}")));
-            }
-            self.field(f).map_err(|e| e.in_field(&f.json_name))?;
+            more = self.lx.more_members(false)?;
         }
         if self.opts.check_required && !marks.required_given(self.marks, m, info) {
             return Err(self.missing_required(m, |i| marks.has(self.marks, i)));
