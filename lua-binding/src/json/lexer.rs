@@ -63,9 +63,10 @@ impl KeyWords {
     }
 }
 
-/// A field's JSON name as compact text spells a key: the quoted name, as
-/// words to compare with the input in place (fields mostly come in order,
-/// so the parser expects the one after the previous key's first).
+/// A field's JSON name as compact text spells a key: the quoted name and
+/// (when it fits) the colon after it, as words to compare with the input
+/// in place (fields mostly come in order, so the parser expects the one
+/// after the previous key's first).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Expect {
     /// The first eight bytes, under `m0`.
@@ -74,15 +75,21 @@ pub struct Expect {
     pub m0: u64,
     /// With `n` over 8: the last eight bytes.
     pub w1: u64,
-    /// The quoted key's length, up to 16; 0: none (the name is longer or
+    /// The bytes compared, up to 16; 0: none (the name is longer or
     /// holds a byte that JSON escapes).
     pub n: u32,
+    /// The colon is among the bytes compared (else it is still to read).
+    pub colon: bool,
 }
 
 impl Expect {
-    /// The words of `name`'s quoted key.
+    /// The words of `name`'s quoted key and colon.
     pub fn of(name: &[u8]) -> Self {
-        let q: Vec<u8> = [&b"\""[..], name, b"\""].concat();
+        let mut q: Vec<u8> = [&b"\""[..], name, b"\":"].concat();
+        let colon = q.len() <= 16;
+        if !colon {
+            q.pop();
+        }
         let n = q.len();
         if n > 16 || name.iter().any(|&b| b == b'"' || b == b'\\' || b < 0x20) {
             return Expect::default();
@@ -90,7 +97,7 @@ impl Expect {
         let word = |b: &[u8]| b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x));
         let m0 = if n >= 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
         let w1 = if n > 8 { word(&q[n - 8..]) } else { 0 };
-        Expect { w0: word(&q[..n.min(8)]), m0, w1, n: n as u32 }
+        Expect { w0: word(&q[..n.min(8)]), m0, w1, n: n as u32, colon }
     }
 }
 
@@ -326,12 +333,21 @@ impl<'a> Lexer<'a> {
     /// length. `None` (nothing consumed) for any other key.
     #[inline(always)]
     pub fn short_key(&mut self) -> Option<(u64, usize)> {
+        self.short_string()
+    }
+
+    /// A string right here (compact text) of under eight ASCII bytes
+    /// without escapes: consumed; its bytes as a word (zero above them)
+    /// and its length. `None` (nothing consumed) for any other string.
+    #[inline(always)]
+    pub fn short_string(&mut self) -> Option<(u64, usize)> {
         let (open, w, special) = self.first_word()?;
         let (s, w0) = self.short_end(open, w, special)?;
         Some((w0, s.end - s.start))
     }
 
-    /// The key spelled as `e` comes right here (compact text): consumed.
+    /// The key spelled as `e` (and its colon with `e.colon`) comes right
+    /// here (compact text): consumed.
     #[inline(always)]
     pub fn expected_key(&mut self, e: &Expect) -> bool {
         let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
@@ -374,7 +390,7 @@ impl<'a> Lexer<'a> {
         }
         let w = match self.src.get(open + 1..open + 9) {
             Some(word) => u64::from_le_bytes(word.try_into().expect("eight bytes")),
-            None => tail_word(&self.src[open + 1..]),
+            None => tail_word(self.src, open + 1),
         };
         Some((open, w, special_bytes(w)))
     }
@@ -570,9 +586,21 @@ impl<'a> Lexer<'a> {
     }
 }
 
-/// The fewer than eight bytes of `s` as a little-endian word.
+/// The fewer than eight bytes of `src` from `from` to its end as a
+/// little-endian word (zero above them). Mostly the input has eight bytes
+/// or more: its last word, shifted down, is one load.
+#[inline(always)]
+fn tail_word(src: &[u8], from: usize) -> u64 {
+    let n = src.len() - from;
+    match src.len().checked_sub(8) {
+        Some(at) if n > 0 => u64::from_le_bytes(src[at..].try_into().expect("eight bytes")) >> (8 * (8 - n)),
+        _ => tail_word_short(&src[from..]),
+    }
+}
+
+/// [`tail_word`] of an input under eight bytes, or of nothing.
 #[inline(never)]
-fn tail_word(s: &[u8]) -> u64 {
+fn tail_word_short(s: &[u8]) -> u64 {
     s.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b))
 }
 

@@ -7,6 +7,7 @@
 
 mod ints;
 mod marks;
+mod put;
 pub mod tables;
 
 use pbwire::Writer;
@@ -19,8 +20,9 @@ use super::number::{IntError, float_literal, int_literal};
 use super::print::any_type;
 use super::wkt::{self, Wkt};
 use crate::plan::{Card, FieldPlan, Kind, MessagePlan, NO_ONEOF, Plans};
-use ints::{RunEnd, int_range, int_run, plain_int, put_int};
+use ints::{RunEnd, int_fits, int_range, int_run, plain_int, put_int};
 use marks::{Big, Marks, Small};
+use put::{put_tagged_short, put_tagged_varint};
 use tables::{MsgInfo, ParseTables};
 
 type R<T = ()> = Result<T, JsonError>;
@@ -88,70 +90,93 @@ impl<'a, 'w> Parser<'a, 'w> {
         let info = self.tables.info(plans, mi);
         let r = match info.wkt {
             Some(w) => self.wkt(w, m),
-            None => self.object(m, &info, false),
+            None => self.object::<false>(m, &info),
         };
         self.depth -= 1;
         r
     }
 
-    /// A JSON object as the fields of `m` (`any`: skip the `@type` key).
+    /// A JSON object as the fields of `m` (`ANY`: skip the `@type` key;
+    /// a constant, so that a plain message's loop has no checks of it).
     #[inline]
-    fn object(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R {
-        if info.small { self.members::<Small>(m, info, any) } else { self.members::<Big>(m, info, any) }
+    fn object<const ANY: bool>(&mut self, m: &MessagePlan, info: &MsgInfo) -> R {
+        if info.small { self.members::<Small, ANY>(m, info) } else { self.members::<Big, ANY>(m, info) }
     }
 
     /// [`Parser::object`] with the sets kept as `M`.
-    fn members<M: Marks>(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R {
+    fn members<M: Marks, const ANY: bool>(&mut self, m: &MessagePlan, info: &MsgInfo) -> R {
+        let any = ANY;
         self.lx.expect(b'{')?;
         let mut marks = M::begin(m, self.marks);
-        let mut first = true;
         // The field expected next: the one after the previous key's.
         let mut next = 0;
-        while self.lx.more_members(first)? {
-            first = false;
-            // The key's field: in compact text the expected one compared in
-            // place, or a short key found in place; `at`, its opening quote.
-            let mut at = self.lx.pos;
-            let fi = match self.tables.expect(info, next) {
-                Some(e) if !any && self.lx.expected_key(e) => Some(next),
-                _ => match self.lx.short_key() {
-                    Some((w0, len)) if !any => self.tables.find_short(info, m, w0, len),
+        // The check before the first member apart from the one after each:
+        // each has its `first` constant.
+        let mut more = self.lx.more_members(true)?;
+        while more {
+            'member: {
+                // The key's field: in compact text the expected one compared in
+                // place, or a short key found in place; `at`, its opening quote.
+                // Then the colon: in the expected key's words when it fits.
+                let mut at = self.lx.pos;
+                let fi = match self.tables.expect(info, next) {
+                    Some(e) if !any && self.lx.expected_key(e) => {
+                        if !e.colon {
+                            self.lx.expect(b':')?;
+                        }
+                        next
+                    }
                     _ => {
-                        self.lx.pos = at;
-                        let (fi, quote) = self.key(m, info, any)?;
+                        let (fi, quote) = self.other_key(m, info, any)?;
                         at = quote;
+                        let Some(fi) = fi else {
+                            self.unknown_member(m, at, any)?;
+                            break 'member;
+                        };
+                        self.lx.expect(b':')?;
                         fi
                     }
-                },
-            };
-            let Some(fi) = fi else {
-                self.unknown_member(m, at, any)?;
-                continue;
-            };
-            next = fi + 1;
-            self.lx.expect(b':')?;
-            let f = &m.fields[fi];
-            if marks.given(self.marks, fi) {
-                return Err(self.lx.err_at(at, format!("field {} given twice", f.name)));
+                };
+                next = fi + 1;
+                let f = &m.fields[fi];
+                if marks.given(self.marks, fi) {
+                    return Err(self.lx.err_at(at, format!("field {} given twice", f.name)));
+                }
+                if self.lx.at_null() && !self.null_is_value(f) {
+                    // Absent: not given for the required check.
+                    self.lx.expect_null()?;
+                    marks.set_null(self.marks, fi);
+                    break 'member;
+                }
+                marks.set(self.marks, fi);
+                if f.oneof != NO_ONEOF && marks.set_oneof(self.marks, usize::from(f.oneof)) {
+                    let name = &m.oneofs[usize::from(f.oneof)].name;
+                    return Err(self.lx.err_at(at, format!("a second member of oneof {name}")));
+                }
+                self.field(f).map_err(|e| e.in_field(&f.json_name))?;
             }
-            if self.lx.at_null() && !self.null_is_value(f) {
-                // Absent: not given for the required check.
-                self.lx.expect_null()?;
-                marks.set_null(self.marks, fi);
-                continue;
-            }
-            marks.set(self.marks, fi);
-            if f.oneof != NO_ONEOF && marks.set_oneof(self.marks, usize::from(f.oneof)) {
-                let name = &m.oneofs[usize::from(f.oneof)].name;
-                return Err(self.lx.err_at(at, format!("a second member of oneof {name}")));
-            }
-            self.field(f).map_err(|e| e.in_field(&f.json_name))?;
+            more = self.lx.more_members(false)?;
         }
         if self.opts.check_required && !marks.required_given(self.marks, m, info) {
             return Err(self.missing_required(m, |i| marks.has(self.marks, i)));
         }
         marks.end(self.marks);
         Ok(())
+    }
+
+    /// A member's key other than the expected one: a short key found in
+    /// place, else [`Parser::key`]. Out of line: the member loop keeps
+    /// the key table's values out of its registers and frame.
+    #[inline(never)]
+    fn other_key(&mut self, m: &MessagePlan, info: &MsgInfo, any: bool) -> R<(Option<usize>, usize)> {
+        let at = self.lx.pos;
+        match self.lx.short_key() {
+            Some((w0, len)) if !any => Ok((self.tables.find_short(info, m, w0, len), at)),
+            _ => {
+                self.lx.pos = at;
+                self.key(m, info, any)
+            }
+        }
     }
 
     /// A member's key in general (whitespace, escapes, long keys): its
@@ -225,6 +250,12 @@ impl<'a, 'w> Parser<'a, 'w> {
     /// A singular string field (an empty one left out when implicit).
     #[inline(always)]
     fn string_field(&mut self, f: &FieldPlan) -> R {
+        if let Some((text, n)) = self.lx.short_string() {
+            if !(f.implicit && n == 0) {
+                put_tagged_short(self.w, &f.tag, text, n);
+            }
+            return Ok(());
+        }
         let s = self.lx.string_inline()?;
         let text = self.lx.text(&s);
         if !(f.implicit && text.is_empty()) {
@@ -236,15 +267,27 @@ impl<'a, 'w> Parser<'a, 'w> {
     /// A singular integer field (0 left out when implicit).
     #[inline(always)]
     fn int_field(&mut self, f: &FieldPlan) -> R {
-        let (lo, hi) = int_range(f.kind);
-        let v = self.int(lo, hi)?;
+        // The common case: a plain literal right here, its range checked
+        // in 64 bits (it has at most 18 digits).
+        let v = match plain_int(&self.lx.src[self.lx.pos..]) {
+            Some((v, n)) if int_fits(f.kind, v) => {
+                self.lx.pos += n;
+                i128::from(v)
+            }
+            _ => {
+                let (lo, hi) = int_range(f.kind);
+                self.int_spaced(lo, hi)?
+            }
+        };
         if !(f.implicit && v == 0) {
-            self.w.put_encoded_tag(&f.tag);
             match f.kind {
                 // A plain varint: the value's two's complement in 64 bits
                 // (`int32` sign-extended, as `put_int` writes it).
-                Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 => self.w.put_varint(v as u64),
-                kind => put_int(self.w, kind, v),
+                Kind::Int32 | Kind::Int64 | Kind::UInt32 | Kind::UInt64 => put_tagged_varint(self.w, &f.tag, v as u64),
+                kind => {
+                    self.w.put_encoded_tag(&f.tag);
+                    put_int(self.w, kind, v);
+                }
             }
         }
         Ok(())
@@ -535,7 +578,9 @@ impl<'a, 'w> Parser<'a, 'w> {
         }
     }
 
-    /// The well-known types' special forms.
+    /// The well-known types' special forms (out of line: `message`, on
+    /// every message object's path, keeps a small frame).
+    #[inline(never)]
     fn wkt(&mut self, w: Wkt, m: &MessagePlan) -> R {
         match w {
             Wkt::Wrapper => self.implicit(&m.fields[0]),
@@ -678,7 +723,7 @@ impl<'a, 'w> Parser<'a, 'w> {
                 return Err(self.lx.err("nesting too deep"));
             }
             self.depth += 1;
-            self.object(sub, &info, true)?;
+            self.object::<true>(sub, &info)?;
             self.depth -= 1;
         }
         debug_assert_eq!(self.lx.pos, end);

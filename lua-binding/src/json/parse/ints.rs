@@ -30,8 +30,11 @@ pub fn plain_int(s: &[u8]) -> Option<(i64, usize)> {
     if n == 0 || n > 18 || (n > 1 && s[start] == b'0') {
         return None;
     }
-    if s.get(i).is_some_and(|&b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-')) {
-        return None;
+    match s.get(i) {
+        // Compact text's usual followers first.
+        None | Some(b',' | b'}') => {}
+        Some(&b) if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-') => return None,
+        Some(_) => {}
     }
     let v = v as i64;
     Some((if neg { -v } else { v }, i))
@@ -46,6 +49,18 @@ pub fn put_int(w: &mut Writer, kind: Kind, v: i128) {
         Kind::Fixed32 | Kind::SFixed32 => w.put_fixed32(v as u32),
         Kind::Fixed64 | Kind::SFixed64 => w.put_fixed64(v as u64),
         _ => w.put_varint(v as u64),
+    }
+}
+
+/// Whether `v` (a plain literal's value) is in the range of `kind`:
+/// [`int_range`] in 64 bits.
+#[inline(always)]
+pub fn int_fits(kind: Kind, v: i64) -> bool {
+    match kind {
+        Kind::Int32 | Kind::SInt32 | Kind::SFixed32 => i64::from(v as i32) == v,
+        Kind::UInt32 | Kind::Fixed32 => i64::from(v as u32) == v,
+        Kind::Int64 | Kind::SInt64 | Kind::SFixed64 => true,
+        _ => v >= 0,
     }
 }
 

@@ -137,6 +137,20 @@ fn key_words_are_the_key_bytes() {
     }
 }
 
+#[test]
+fn expected_keys_take_their_colon_when_it_fits() {
+    use crate::json::lexer::Expect;
+    // Quote, 13 bytes, quote and colon: 16 bytes, the colon compared.
+    let e = Expect::of(b"abcdefghijklm");
+    assert!(e.colon && e.n == 16);
+    // 14 bytes: the quoted key alone fits; the colon is read after it.
+    let e = Expect::of(b"abcdefghijklmn");
+    assert!(!e.colon && e.n == 16);
+    assert_eq!(Expect::of(b"abcdefghijklmno").n, 0);
+    assert!(Expect::of(b"a").colon && Expect::of(b"a").n == 4);
+    assert_eq!(Expect::of(b"a\\b").n, 0);
+}
+
 /// Parse `json` as `msg` with the buffers kept across calls (as a schema
 /// does), or fresh ones; both must agree.
 fn parse(plans: &Plans, msg: &str, json: &str, opts: &JsonOptions) -> Result<Vec<u8>, String> {
