@@ -132,7 +132,10 @@ fn lean_run(
     let mut fst = *first;
     let stop = loop {
         let Some(&tag) = rest.first() else { break Lean::Done };
-        let e = &table[usize::from(tag >> 3) & 15];
+        // A byte of 0x80 and up starts a longer tag: never the table's.
+        // (Its slot would be `tag >> 3 & 15`, whose empty entries hold
+        // 0xff: a byte 0xff read there would match one.)
+        let Some(e) = table.get(usize::from(tag >> 3)) else { break Lean::Other };
         if e.tag != tag {
             break Lean::Other;
         }
@@ -176,7 +179,8 @@ fn lean_run(
 #[inline(always)]
 fn lean_key<'t>(text: &'t [u8], e: &LeanField, names: usize, first: bool) -> Option<(&'t [u8; KEY_PAD], usize)> {
     let a = e.key[names] as usize + usize::from(first);
-    let n = usize::from(e.key_len[names]) - usize::from(first);
+    // (A table entry's key text is never empty: at least `,"":`.)
+    let n = usize::from(e.key_len[names]).checked_sub(usize::from(first))?;
     // (Always there: the texts end in KEY_PAD bytes of padding.)
     Some((text.get(a..a + KEY_PAD)?.try_into().ok()?, n))
 }

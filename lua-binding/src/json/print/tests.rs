@@ -335,6 +335,24 @@ fn repeated_fields_without_elements() {
 /// The lean lane (compact, no `emit_defaults`) at its edges: one-byte and
 /// longer varints and lengths, signs, strings it leaves to the walk
 /// (escapes, non-ASCII, invalid UTF-8), truncated values, order breaks.
+/// Every tag byte (one-byte tags, and the first byte of longer ones,
+/// 0xff included) before every value byte, alone and after a plain field:
+/// both paths agree, and nothing is read from an empty table entry (the
+/// `codec_json` fuzz target found `ff 0d` taken for one).
+#[test]
+fn lean_lane_every_tag_byte() {
+    let p = plans();
+    for tag in 0..=255u8 {
+        for val in [0u8, 0x0d, 0x7b, 0x80] {
+            for body in [vec![tag, val, 0x10, 0x7b], cat(&[v(1, 5), vec![tag, val, 0x10]])] {
+                for ty in [P3, P2] {
+                    let _ = both(&p, ty, &body);
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn lean_lane_edges() {
     let p = plans();
