@@ -517,10 +517,11 @@ T.test('whole-tree constructors: a finalizer memoising another tree while the pr
     -- finalizer's error, hence the pcall and the list).
     if not newproxy or not jit then return end
     -- Debian 12's LuaJIT 2.1.0-beta3 hangs in its trace code in about one
-    -- full-suite run in eighteen here, never with -joff; newer LuaJIT and
-    -- Tarantool's run it compiled. There the JIT is off for this test.
-    local old_jit = jit.version == 'LuaJIT 2.1.0-beta3' and not rawget(_G, 'box')
-    if old_jit then jit.off() end
+    -- full-suite run in eighteen here, never with -joff, and once more with
+    -- jit.off() for this test alone (traces compiled before it still run):
+    -- skipped there. The vendored LuaJIT and Tarantool's run it.
+    if jit.version == 'LuaJIT 2.1.0-beta3' and not rawget(_G, 'box') then return end
+    local old_jit = false
     local P = protolua.load_file(FIXTURES .. '/descriptors/hello.fds'):message('hello.Person')
     local emails = {}
     for i = 1, 40 do emails[i] = 'e' .. i .. string.rep('@', i) end
