@@ -271,6 +271,14 @@ impl<'a> Printer<'a> {
                 return Err(e.in_field(self.name(f)));
             }
         };
+        Ok(self.fast_end(done, mark, first, first0))
+    }
+
+    /// The end of a fast-path body: when it fell back (`done` false), its
+    /// text dropped back to `mark` and the member state to `first0`.
+    /// Returns `done`.
+    #[inline(always)]
+    fn fast_end(&mut self, done: bool, mark: (usize, usize), first: &mut bool, first0: bool) -> bool {
         #[cfg(test)]
         if done {
             self.s.fast.0 += 1;
@@ -281,7 +289,7 @@ impl<'a> Printer<'a> {
             self.o.reset(mark);
             *first = first0;
         }
-        Ok(done)
+        done
     }
 
     /// [`Printer::members_fast`] in the compact layout without
@@ -306,17 +314,7 @@ impl<'a> Printer<'a> {
                 self.walk(m, keys, bytes, r, next, first)?
             }
         };
-        #[cfg(test)]
-        if done {
-            self.s.fast.0 += 1;
-        } else {
-            self.s.fast.1 += 1;
-        }
-        if !done {
-            self.o.reset(mark);
-            *first = first0;
-        }
-        Ok(done)
+        Ok(self.fast_end(done, mark, first, first0))
     }
 
     /// The rest of [`Printer::members_fast`] from `r`, any field: Ok(false)
